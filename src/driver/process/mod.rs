@@ -1,0 +1,1 @@
+//! Child-process supervision shared by the CLI drivers.

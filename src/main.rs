@@ -1,0 +1,3 @@
+//! The `agent-adaptor` command line.
+
+fn main() {}

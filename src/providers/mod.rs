@@ -1,0 +1,1 @@
+//! Provider drivers, one module per coding-agent CLI.

@@ -1,0 +1,1 @@
+//! The runtime: the public nouns (Agent, Thread, Stream, Event, Result) and their orchestration.

@@ -1,0 +1,1 @@
+//! Thread stores: checkpoints, leases, receipts, the run event log and pending approvals.
