@@ -1,3 +1,4 @@
 //! The conformance kit, the reference driver, mock model servers and fake CLIs (feature `testkit`).
 
+pub mod cli;
 pub mod mock;
