@@ -1,1 +1,35 @@
-//! The runtime: the public nouns (Agent, Thread, Stream, Event, Result) and their orchestration.
+//! The runtime: the public nouns — Agent, Stream, Event, Result — and their orchestration.
+//!
+//! This layer depends on the Driver SPI ([`crate::driver`]) and never on a concrete driver,
+//! store, HTTP framework or database (a tidy test checks it).
+
+mod admission;
+mod agent;
+pub mod approval;
+mod broker;
+mod decide;
+pub mod error;
+pub mod event;
+mod execution;
+mod messages;
+pub mod options;
+mod pipeline;
+pub mod result;
+mod stream;
+pub mod structured;
+mod verdict;
+
+pub use agent::{Agent, AgentBuilder, Runner, run_as};
+pub use approval::{ApprovalHandler, ApprovalKind, ApprovalRequest, Origin, approve_all, deny_all};
+pub use broker::{DEFAULT_EVENT_BUFFER, Events};
+pub use error::{
+    ApprovalError, ConfigError, Error, ErrorInfo, ErrorKind, FailureReason, MessageError, MessageErrorKind,
+    RunError, ThreadErrorKind,
+};
+pub use event::{Done, Dropped, Event, EventMeta, MessageUpdate, Payload, RunFinished, RunStarted, TurnEnd};
+pub use options::{CallOptions, MessageOptions, message_attributes};
+pub use result::{
+    DecodeError, MessageOutcome, MessageState, RunResult, ServiceReport, SubagentResult, compose_results,
+};
+pub use stream::{RunOutcome, Stream};
+pub use structured::SchemaOptions;

@@ -1,0 +1,322 @@
+//! The Agent: a Driver plus defaults, the owner of every execution it admits and of the
+//! provider processes its driver keeps.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use super::admission;
+use super::broker::{Broker, DEFAULT_EVENT_BUFFER};
+use super::error::Error;
+use super::event::{Done, Payload};
+use super::execution::{Execution, ExecutionHooks};
+use super::messages::MessageQueue;
+use super::options::{CallOptions, Shared, resolve, shared_options};
+use super::stream::{self, RunOutcome, Stream};
+use super::structured::choose_mode;
+use super::verdict::Verdict;
+use crate::driver::{Descriptor, Driver, SessionPlan};
+
+/// Builds an [`Agent`]. Construction-only options live here and nowhere else.
+pub struct AgentBuilder {
+    driver: Arc<dyn Driver>,
+    pub(crate) shared: Shared,
+    event_buffer: usize,
+    blocking: bool,
+}
+
+shared_options!(AgentBuilder);
+
+impl AgentBuilder {
+    /// Ordinary event capacity (default 1024); critical events enqueue independently.
+    pub fn event_buffer(mut self, capacity: usize) -> Self {
+        self.event_buffer = capacity.max(1);
+        self
+    }
+
+    /// Ordinary producers wait for capacity instead of dropping; cancellation releases them.
+    pub fn blocking_events(mut self) -> Self {
+        self.blocking = true;
+        self
+    }
+
+    /// Builds the Agent.
+    pub fn build(self) -> Agent {
+        let descriptor = self.driver.descriptor();
+        Agent {
+            inner: Arc::new(AgentInner {
+                driver: self.driver,
+                descriptor,
+                defaults: self.shared,
+                event_buffer: self.event_buffer,
+                blocking: self.blocking,
+                closed: AtomicBool::new(false),
+                cancel: CancellationToken::new(),
+                tracker: TaskTracker::new(),
+            }),
+        }
+    }
+}
+
+pub(crate) struct AgentInner {
+    pub driver: Arc<dyn Driver>,
+    pub descriptor: Descriptor,
+    pub defaults: Shared,
+    pub event_buffer: usize,
+    pub blocking: bool,
+    pub closed: AtomicBool,
+    pub cancel: CancellationToken,
+    pub tracker: TaskTracker,
+}
+
+/// An agent: one Driver with defaults. Cheap to clone; clones share everything.
+#[derive(Clone)]
+pub struct Agent {
+    pub(crate) inner: Arc<AgentInner>,
+}
+
+impl std::fmt::Debug for Agent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Agent")
+            .field("driver", &self.inner.descriptor.driver_type)
+            .finish()
+    }
+}
+
+/// Anything that starts executions: an [`Agent`] or a thread.
+pub trait Runner: Send + Sync {
+    /// Starts one execution and returns its handle at once.
+    fn send(&self, prompt: &str, opts: CallOptions) -> Stream;
+}
+
+impl Runner for Agent {
+    fn send(&self, prompt: &str, opts: CallOptions) -> Stream {
+        Agent::send(self, prompt, opts)
+    }
+}
+
+/// A stream refused before admission: no RunStarted, no run id, only `Done` with the error.
+pub(crate) fn refused(err: Error) -> Stream {
+    let broker = Arc::new(Broker::new("", "", 4, false));
+    let outcome: RunOutcome = Err(err);
+    broker.finish(
+        vec![Payload::Done(Done {
+            outcome: outcome.clone(),
+        })],
+        false,
+    );
+    let (_tx, rx) = watch::channel(Some(outcome));
+    Stream {
+        shared: Arc::new(stream::Shared {
+            run_id: String::new(),
+            broker,
+            queue: None,
+            outcome: rx,
+            cancel: CancellationToken::new(),
+            verdict: Verdict::default(),
+        }),
+    }
+}
+
+/// Per-execution thread wiring handed to [`Agent::launch`].
+pub(crate) struct ThreadLaunch {
+    pub key: String,
+    pub session: SessionPlan,
+    pub prompt_prefix: String,
+    pub duplicate_prompt: bool,
+    pub hooks: Arc<dyn ExecutionHooks>,
+    pub cancel: CancellationToken,
+}
+
+impl Agent {
+    /// Starts building an Agent around `driver`.
+    pub fn builder(driver: impl Driver) -> AgentBuilder {
+        Self::builder_arc(Arc::new(driver))
+    }
+
+    /// Like [`Agent::builder`], for a shared driver.
+    pub fn builder_arc(driver: Arc<dyn Driver>) -> AgentBuilder {
+        AgentBuilder {
+            driver,
+            shared: Shared::default(),
+            event_buffer: DEFAULT_EVENT_BUFFER,
+            blocking: false,
+        }
+    }
+
+    /// An Agent with default options.
+    pub fn new(driver: impl Driver) -> Agent {
+        Self::builder(driver).build()
+    }
+
+    /// The driver's descriptor.
+    pub fn descriptor(&self) -> &Descriptor {
+        &self.inner.descriptor
+    }
+
+    /// The driver.
+    pub fn driver(&self) -> &Arc<dyn Driver> {
+        &self.inner.driver
+    }
+
+    /// True once [`Agent::close`] began.
+    pub fn is_closed(&self) -> bool {
+        self.inner.closed.load(Ordering::SeqCst)
+    }
+
+    /// Starts one execution (a fresh anonymous conversation) and returns its handle at once.
+    /// Startup errors arrive through `result()` and the terminal `Done`.
+    pub fn send(&self, prompt: &str, opts: impl Into<CallOptions>) -> Stream {
+        self.launch(prompt, opts.into(), None)
+    }
+
+    pub(crate) fn launch(&self, prompt: &str, opts: CallOptions, thread: Option<ThreadLaunch>) -> Stream {
+        let inner = &self.inner;
+        if self.is_closed() {
+            return refused(Error::AgentClosed);
+        }
+        let resolved = match resolve(&inner.defaults, &opts.shared) {
+            Ok(r) => r,
+            Err(e) => return refused(e.into()),
+        };
+        if let Err(e) = admission::check(&inner.descriptor, &resolved) {
+            return refused(e.into());
+        }
+        if let Err(e) = inner.driver.validate_config() {
+            return refused(super::error::ConfigError::InvalidDriverConfig(e.reason).into());
+        }
+        let output = match opts.schema.clone() {
+            None => None,
+            Some(Err(e)) => return refused(e.into()),
+            Some(Ok(spec)) => match choose_mode(&inner.descriptor, &resolved.policy) {
+                Ok(mode) => Some((spec, mode)),
+                Err(e) => return refused(e.into()),
+            },
+        };
+        let cwd = match resolved.workspace.clone() {
+            Some(w) => w,
+            None => std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
+        };
+
+        let run_id = format!("run-{}", uuid::Uuid::now_v7());
+        let key = thread.as_ref().map(|t| t.key.clone());
+        let broker = Arc::new(Broker::new(
+            &run_id,
+            key.as_deref().unwrap_or(""),
+            inner.event_buffer,
+            inner.blocking,
+        ));
+        let cancel = match &thread {
+            Some(t) => t.cancel.clone(),
+            None => inner.cancel.child_token(),
+        };
+        let caps = inner.descriptor.messages.clone();
+        let queue = MessageQueue::new(
+            broker.clone(),
+            resolved.policy.messages.clone(),
+            caps.clone(),
+            cancel.clone(),
+        );
+        if let Some(id) = &opts.message.id {
+            queue.remember(id);
+        }
+        let verdict = Verdict::default();
+        let (outcome_tx, outcome_rx) = watch::channel(None);
+        let (session, prefix, duplicate, hooks) = match thread {
+            Some(t) => (t.session, t.prompt_prefix, t.duplicate_prompt, Some(t.hooks)),
+            None => (SessionPlan::Fresh, String::new(), false, None),
+        };
+        let exec = Execution {
+            run_id: run_id.clone(),
+            thread_key: key,
+            driver: inner.driver.clone(),
+            prompt: format!("{prefix}{prompt}"),
+            cwd,
+            output,
+            broker: broker.clone(),
+            queue: queue.clone(),
+            caps,
+            cancel: cancel.clone(),
+            verdict: verdict.clone(),
+            session,
+            retry_supported: inner.descriptor.run_policy.retry,
+            system_prompt_append: inner.descriptor.system_prompt_append,
+            duplicate_prompt: duplicate,
+            hooks,
+            outcome_tx,
+            resolved,
+        };
+        inner.tracker.spawn(exec.run());
+        Stream {
+            shared: Arc::new(stream::Shared {
+                run_id,
+                broker,
+                queue: Some(queue),
+                outcome: outcome_rx,
+                cancel,
+                verdict,
+            }),
+        }
+    }
+
+    /// Shuts the Agent down: refuses new executions, cancels and drains admitted ones, and stops
+    /// the driver's persistent processes. Idempotent and bounded by `deadline`; when the deadline
+    /// passes first it returns an error and can be called again.
+    pub async fn close(&self, deadline: Duration) -> Result<(), Error> {
+        let inner = &self.inner;
+        inner.closed.store(true, Ordering::SeqCst);
+        inner.cancel.cancel();
+        inner.tracker.close();
+        let drained = tokio::time::timeout(deadline, inner.tracker.wait()).await.is_ok();
+        let stopped = tokio::time::timeout(deadline, inner.driver.close_processes()).await;
+        match (drained, stopped) {
+            (true, Ok(Ok(()))) => Ok(()),
+            (false, _) => Err(Error::Infrastructure(
+                "executions did not drain before the close deadline".into(),
+            )),
+            (_, Ok(Err(e))) => Err(Error::Infrastructure(format!(
+                "stopping provider processes failed: {e}"
+            ))),
+            (_, Err(_)) => Err(Error::Infrastructure(
+                "provider processes did not stop before the close deadline".into(),
+            )),
+        }
+    }
+
+    /// Live executions (admitted and not yet finished).
+    pub fn active_executions(&self) -> usize {
+        self.inner.tracker.len()
+    }
+}
+
+/// Structured output in one call: derives the schema of `T`, runs, validates and decodes.
+pub async fn run_as<T>(
+    runner: &dyn Runner,
+    prompt: &str,
+    opts: CallOptions,
+) -> Result<(T, Arc<super::result::RunResult>), Error>
+where
+    T: schemars::JsonSchema + serde::de::DeserializeOwned,
+{
+    let opts = if opts.schema.is_some() {
+        opts
+    } else {
+        opts.schema::<T>(Default::default())
+    };
+    let result = runner.send(prompt, opts).result().await?;
+    let value = result.decode::<T>().map_err(|e| {
+        Error::Run(Arc::new(super::error::RunError {
+            reason: super::error::FailureReason::PolicyViolation,
+            message: e.to_string(),
+            details: Default::default(),
+            result: result.clone(),
+            causes: Vec::new(),
+        }))
+    })?;
+    Ok((value, result))
+}

@@ -1,0 +1,130 @@
+//! The Stream handle of one execution: events, supplemental sends, the result and cancellation.
+
+use std::sync::Arc;
+
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use super::broker::{Broker, Events};
+use super::error::{Error, MessageError, MessageErrorKind};
+use super::messages::MessageQueue;
+use super::options::MessageOptions;
+use super::result::RunResult;
+use super::verdict::Verdict;
+
+/// What `result()` returns: success, or the one error verdict.
+pub type RunOutcome = Result<Arc<RunResult>, Error>;
+
+pub(crate) struct Shared {
+    pub run_id: String,
+    pub broker: Arc<Broker>,
+    pub queue: Option<Arc<MessageQueue>>,
+    pub outcome: watch::Receiver<Option<RunOutcome>>,
+    pub cancel: CancellationToken,
+    pub verdict: Verdict,
+}
+
+/// The handle of one execution. Cheap to clone; all clones observe the same execution.
+#[derive(Clone)]
+pub struct Stream {
+    pub(crate) shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for Stream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Stream")
+            .field("run_id", &self.shared.run_id)
+            .finish()
+    }
+}
+
+impl Stream {
+    /// The execution id (empty for a send refused before admission).
+    pub fn run_id(&self) -> &str {
+        &self.shared.run_id
+    }
+
+    /// The event stream. Single consumer: call it once, before consuming progress. A call after
+    /// completion yields the retained critical log ending in `Done`.
+    pub fn events(&self) -> Events {
+        Events::new(self.shared.broker.clone())
+    }
+
+    /// Waits for the final outcome. Repeatable and concurrency-safe; every call returns the same
+    /// pair. Calling it without ever calling `events` releases blocked producers.
+    pub async fn result(&self) -> RunOutcome {
+        self.shared.broker.result_requested();
+        let mut rx = self.shared.outcome.clone();
+        loop {
+            if let Some(outcome) = rx.borrow_and_update().clone() {
+                return outcome;
+            }
+            if rx.changed().await.is_err() {
+                // The execution task ended without an outcome (it panicked): report it.
+                return Err(Error::Infrastructure(
+                    "the execution task ended without a result".into(),
+                ));
+            }
+        }
+    }
+
+    /// The outcome if the execution already finished.
+    pub fn try_result(&self) -> Option<RunOutcome> {
+        self.shared.outcome.borrow().clone()
+    }
+
+    /// Cancels the execution. Idempotent; unblocks producers, approval waits and pending input.
+    pub fn cancel(&self) {
+        self.shared.verdict.confirm(
+            super::error::FailureReason::Cancelled,
+            "cancelled by the caller",
+            Default::default(),
+        );
+        self.shared.broker.cancel();
+        self.shared.cancel.cancel();
+    }
+
+    /// Sends a supplemental message into this execution. `Ok` returns the message id and means
+    /// admission, not delivery; delivery is reported by `MessageUpdate` events and the result's
+    /// message outcomes.
+    pub async fn send(
+        &self,
+        text: impl Into<String>,
+        opts: impl Into<MessageOptions>,
+    ) -> Result<String, MessageError> {
+        let text = text.into();
+        let opts = opts.into();
+        match &self.shared.queue {
+            Some(q) => q.admit(text, opts.attrs, None).await,
+            None => Err(MessageError {
+                id: opts.attrs.id.unwrap_or_default(),
+                text,
+                kind: MessageErrorKind::RunFinished,
+            }),
+        }
+    }
+
+    /// Like [`Stream::send`], but admission is abandoned when `cancel` fires while the queue is full.
+    pub async fn send_cancellable(
+        &self,
+        text: impl Into<String>,
+        opts: impl Into<MessageOptions>,
+        cancel: CancellationToken,
+    ) -> Result<String, MessageError> {
+        let text = text.into();
+        let opts = opts.into();
+        match &self.shared.queue {
+            Some(q) => q.admit(text, opts.attrs, Some(cancel)).await,
+            None => Err(MessageError {
+                id: opts.attrs.id.unwrap_or_default(),
+                text,
+                kind: MessageErrorKind::RunFinished,
+            }),
+        }
+    }
+
+    /// Published and dropped event counts so far (for metrics).
+    pub fn event_counters(&self) -> (u64, u64) {
+        self.shared.broker.counters()
+    }
+}
