@@ -1,1 +1,4 @@
 //! The one integration-test binary: each module is one area of the system.
+
+mod runtime;
+mod tidy;
