@@ -19,3 +19,4 @@ pub mod runtime;
 pub mod store;
 #[cfg(feature = "testkit")]
 pub mod testkit;
+pub mod vocab;
