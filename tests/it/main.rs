@@ -1,4 +1,5 @@
 //! The one integration-test binary: each module is one area of the system.
 
+mod conformance;
 mod runtime;
 mod tidy;
