@@ -1,1 +1,277 @@
-//! Thread stores: checkpoints, leases, receipts, the run event log and pending approvals.
+//! Thread stores: checkpoints, leases, receipts, continuity history, the run event log, runs and pending
+//! approvals, behind one object-safe trait, [`ThreadStore`], with three backends chosen by URL ([`open`]):
+//!
+//! | URL | backend | use |
+//! |---|---|---|
+//! | `memory:` | [`memory::MemoryStore`] | tests, single-process hosts; gone on exit |
+//! | `sqlite://path` (`sqlite::memory:`) | [`sqlite::SqliteStore`] | the embedded default: one file, WAL |
+//! | `postgres://…` / `postgresql://…` | [`postgres::PostgresStore`] | several replicas on one database |
+//!
+//! All three pass the same conformance story, `testkit::store::check_store`, clause for clause.
+//! This module owns storage only: it imports nothing from `runtime`, `driver` or `server`, and no sqlx
+//! type appears in the trait or its data types.
+//!
+//! # Model
+//!
+//! * **Thread records.** A [`Record`] maps a host thread key (opaque, stored verbatim) to the driver's
+//!   resume state. Everything is tenant-scoped: a query never sees another tenant's rows. At most one
+//!   record per `(tenant, key)` is [`ThreadStatus::Active`]; superseded records stay, archived, for audit.
+//! * **Leases** guard one writer per target (`acquire_lease` / `renew_lease` / `release_lease`). A lease
+//!   carries a **fencing token** that is strictly increasing per target — across owners, re-acquisitions by
+//!   the same owner, releases and restarts — because the lease row is never deleted, only expired.
+//! * **Finalize** is the only way a run's outcome becomes durable, and it is one transaction: every held
+//!   lease is re-checked (same owner, same token, unexpired) *inside* that transaction, then the
+//!   `require_key_absent` compare-and-set (forks), then save / archive / rebind. A writer whose lease
+//!   expired or was taken over gets [`StoreError::LeaseLost`] and nothing is written, so a stale owner can
+//!   never overwrite a newer one's checkpoint, however late it wakes up. On Postgres the lease rows are
+//!   locked `FOR UPDATE` during the check, so a takeover cannot slip between check and commit.
+//! * **Receipts** remember delivered message ids per thread, so a redelivered message is recognised.
+//! * **Continuity** keeps the bounded recovery context a fresh session is primed with: earlier guidance plus
+//!   the last three assistant turns within 8 KiB.
+//! * **The run event log** is append-only. The caller numbers events per run (`seq`); the store gives
+//!   every event a `cursor` that is never reused and, within a thread, increases in *commit order*, so a
+//!   reader that tails a thread with `read_thread(after_cursor)` sees no gap and no duplicate even while
+//!   several runs append (Postgres serializes appenders of one thread with a transaction-scoped advisory
+//!   lock; SQLite has a single writer). A batch is all-or-nothing.
+//! * **Runs** and **approvals** are what the HTTP service needs to survive a replica crash: runs of a dead
+//!   replica are marked interrupted; an approval is resolved exactly once by compare-and-set.
+//!
+//! # Clocks
+//!
+//! Lease expiry uses the database's clock on Postgres (replicas may disagree about the time; the
+//! database is the one referee) and the process clock elsewhere. Timestamps are stored with microsecond
+//! precision everywhere, so a value reads back exactly as written.
+//!
+//! # Retention
+//!
+//! Storage is bounded by rules, not by operators remembering to clean up:
+//! * receipts: at most [`RECEIPT_CAP`] per thread and none older than [`RECEIPT_MAX_AGE`] relative to the
+//!   newest write, pruned on every write;
+//! * continuity: whatever [`continuity`](ThreadStore::continuity) could no longer return is deleted on
+//!   every append;
+//! * the event log: [`retention`](ThreadStore::retention) deletes by age and by a per-tenant cap, oldest
+//!   first, and reports how many rows went. The service runs it periodically.
+//! * Lease rows are kept (one per target) so fencing tokens never go backwards.
+//!
+//! # Errors and schema
+//!
+//! Backends map driver failures to [`StoreError`]: connection and I/O failures are
+//! [`StoreError::Unavailable`] (retryable), undecodable rows are [`StoreError::Corrupt`] naming the table
+//! and row. Migrations (`migrations/sqlite`, `migrations/postgres`) are append-only and run at open; a
+//! database that a newer build migrated further is refused with [`StoreError::SchemaVersion`].
+
+#[macro_use]
+mod columns;
+mod decode;
+mod error;
+pub mod memory;
+pub mod postgres;
+mod rules;
+mod sql_error;
+pub mod sqlite;
+mod types;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+
+pub use error::StoreError;
+pub use rules::{CONTINUITY_BUDGET, CONTINUITY_TURNS, MAX_PAGE, RECEIPT_CAP, RECEIPT_MAX_AGE, micros, now};
+pub use types::{
+    AgentIdentity, Approval, ApprovalState, ContinuityEntry, ContinuityKind, EventRecord, FinalizeRequest,
+    Lease, Lookup, NewEvent, Page, Query, Record, RetentionPolicy, RunRecord, RunState, SessionState,
+    ThreadStatus,
+};
+
+/// Shorthand for results of store operations.
+pub type StoreResult<T> = Result<T, StoreError>;
+
+/// Durable state for threads, runs and approvals. Object-safe: share it as `Arc<dyn ThreadStore>`.
+///
+/// Every method is one atomic operation. Tenant-scoped methods never read or change another tenant's rows.
+#[async_trait]
+pub trait ThreadStore: Send + Sync + 'static {
+    /// The backend's name: `"memory"`, `"sqlite"` or `"postgres"`.
+    fn backend(&self) -> &'static str;
+
+    // ---- thread records and leases -------------------------------------------------------------------
+
+    /// Looks up one record. A key resolves to its active record only; an id also finds an archived
+    /// record when `include_archived` is set. Missing is `Ok(None)`.
+    async fn resolve(&self, query: &Query) -> StoreResult<Option<Record>>;
+
+    /// Takes the lease on `target` for `owner` until `ttl` from now, with a new, higher fencing token.
+    /// Succeeds when the target is free, expired, or already held by `owner`; otherwise
+    /// [`StoreError::Busy`].
+    async fn acquire_lease(&self, target: &str, owner: &str, ttl: Duration) -> StoreResult<Lease>;
+
+    /// Extends a lease to `ttl` from now, keeping its token. [`StoreError::LeaseLost`] unless the lease is
+    /// current (same owner and token) and unexpired.
+    async fn renew_lease(&self, lease: &Lease, ttl: Duration) -> StoreResult<Lease>;
+
+    /// Gives a lease up. Idempotent: a stale, expired or already released lease is ignored.
+    async fn release_lease(&self, lease: &Lease) -> StoreResult<()>;
+
+    /// Persists a run's outcome in one transaction (see the module docs). Returns the record as saved.
+    ///
+    /// Errors: [`StoreError::LeaseLost`] if any held lease is not current (nothing written);
+    /// [`StoreError::AlreadyExists`] if `require_key_absent` and the key has an active record;
+    /// [`StoreError::Conflict`] if another record is active for the key and `rebind_active` is off, or
+    /// the record id exists under another tenant or key.
+    async fn finalize(&self, request: FinalizeRequest) -> StoreResult<Record>;
+
+    /// The tenant's active records ordered by key, after `page.after` (a key).
+    async fn list_threads(&self, tenant: &str, page: &Page) -> StoreResult<Vec<Record>>;
+
+    /// Archives the active record for the key and returns it; [`StoreError::NotFound`] if there is none.
+    async fn archive(&self, tenant: &str, key: &str) -> StoreResult<Record>;
+
+    // ---- delivered-message receipts ------------------------------------------------------------------
+
+    /// Records that the messages `ids` were delivered on the thread at `at`; returns how many were new.
+    /// Prunes the thread's receipts to [`RECEIPT_CAP`] and [`RECEIPT_MAX_AGE`] before `at`.
+    async fn record_receipts(
+        &self,
+        tenant: &str,
+        key: &str,
+        ids: &[String],
+        at: DateTime<Utc>,
+    ) -> StoreResult<usize>;
+
+    /// For each id, whether a receipt is stored (same order as `ids`).
+    async fn has_receipts(&self, tenant: &str, key: &str, ids: &[String]) -> StoreResult<Vec<bool>>;
+
+    /// Whether a receipt for `id` is stored.
+    async fn has_receipt(&self, tenant: &str, key: &str, id: &str) -> StoreResult<bool> {
+        let found = self.has_receipts(tenant, key, &[id.to_owned()]).await?;
+        Ok(found.first().copied().unwrap_or(false))
+    }
+
+    // ---- continuity history --------------------------------------------------------------------------
+
+    /// Appends to the thread's recovery history and prunes what can no longer be returned.
+    async fn append_continuity(&self, tenant: &str, key: &str, entry: ContinuityEntry) -> StoreResult<()>;
+
+    /// The recovery context, oldest first: earlier guidance plus the last [`CONTINUITY_TURNS`] assistant
+    /// turns, at most [`CONTINUITY_BUDGET`] bytes of text (newest kept, oldest trimmed).
+    async fn continuity(&self, tenant: &str, key: &str) -> StoreResult<Vec<ContinuityEntry>>;
+
+    // ---- run event log -------------------------------------------------------------------------------
+
+    /// Appends a batch in one transaction and returns the cursors given to it, in batch order. A
+    /// duplicate `(tenant, run_id, seq)` — stored already or repeated in the batch — is
+    /// [`StoreError::Conflict`] and nothing of the batch is written.
+    async fn append_events(&self, batch: Vec<NewEvent>) -> StoreResult<Vec<u64>>;
+
+    /// A run's events with `seq > after_seq` (all when `None`), by `seq`, at most `limit`.
+    async fn read_run(
+        &self,
+        tenant: &str,
+        run_id: &str,
+        after_seq: Option<u64>,
+        limit: u32,
+    ) -> StoreResult<Vec<EventRecord>>;
+
+    /// A thread's events with `cursor > after_cursor` (all when `None`), by cursor, at most `limit`.
+    async fn read_thread(
+        &self,
+        tenant: &str,
+        key: &str,
+        after_cursor: Option<u64>,
+        limit: u32,
+    ) -> StoreResult<Vec<EventRecord>>;
+
+    /// Deletes events older than `max_age`, then the oldest beyond `max_events_per_tenant` in each tenant;
+    /// returns how many rows it deleted.
+    async fn retention(&self, policy: &RetentionPolicy) -> StoreResult<u64>;
+
+    // ---- runs ----------------------------------------------------------------------------------------
+
+    /// Creates a run record; [`StoreError::AlreadyExists`] if the run id is taken.
+    async fn put_run(&self, run: &RunRecord) -> StoreResult<()>;
+
+    /// Moves a run to `state`, replacing its result and error. [`StoreError::NotFound`] for an unknown
+    /// run; [`StoreError::Conflict`] if the run already reached a terminal state.
+    async fn update_run_state(
+        &self,
+        run_id: &str,
+        state: RunState,
+        result: Option<Value>,
+        error: Option<Value>,
+    ) -> StoreResult<RunRecord>;
+
+    /// One run of the tenant.
+    async fn get_run(&self, tenant: &str, run_id: &str) -> StoreResult<Option<RunRecord>>;
+
+    /// The tenant's runs ordered by run id (UUIDv7 ids make that creation order), optionally of one
+    /// thread, after `page.after` (a run id).
+    async fn list_runs(
+        &self,
+        tenant: &str,
+        thread_key: Option<&str>,
+        page: &Page,
+    ) -> StoreResult<Vec<RunRecord>>;
+
+    /// Marks every queued, running or parked run of `owner` as interrupted (the replica crashed);
+    /// returns how many changed.
+    async fn mark_interrupted(&self, owner: &str) -> StoreResult<u64>;
+
+    // ---- pending approvals ---------------------------------------------------------------------------
+
+    /// Stores a new pending approval; [`StoreError::AlreadyExists`] if the request id is taken.
+    async fn create_approval(&self, approval: &Approval) -> StoreResult<()>;
+
+    /// Resolves a pending approval exactly once (compare-and-set) and returns it. A second resolution is
+    /// [`StoreError::AlreadyResolved`], one past the deadline [`StoreError::Expired`], an unknown id
+    /// [`StoreError::NotFound`].
+    async fn resolve_approval(
+        &self,
+        tenant: &str,
+        request_id: &str,
+        decision: Value,
+    ) -> StoreResult<Approval>;
+
+    /// Marks pending approvals whose deadline is at or before `now` as expired; returns how many.
+    async fn expire_approvals(&self, now: DateTime<Utc>) -> StoreResult<u64>;
+
+    /// The approvals of a run, oldest first; only pending ones if `only_pending`.
+    async fn list_approvals(
+        &self,
+        tenant: &str,
+        run_id: &str,
+        only_pending: bool,
+    ) -> StoreResult<Vec<Approval>>;
+}
+
+/// Opens the store a URL names, running migrations for the SQL backends.
+///
+/// `memory:` · `sqlite://path/to/file.db` (created if missing) · `sqlite::memory:` ·
+/// `postgres://user@host/db` or `postgresql://…`. Anything else is [`StoreError::Invalid`].
+pub async fn open(url: &str) -> StoreResult<Arc<dyn ThreadStore>> {
+    let scheme = url.split_once(':').map(|(scheme, _)| scheme).unwrap_or("");
+    match scheme {
+        "memory" => Ok(Arc::new(memory::MemoryStore::new())),
+        "sqlite" => Ok(Arc::new(sqlite::SqliteStore::open(url).await?)),
+        "postgres" | "postgresql" => Ok(Arc::new(postgres::PostgresStore::open(url).await?)),
+        _ => Err(StoreError::invalid(format!(
+            "unsupported store URL scheme {scheme:?} (expected memory:, sqlite: or postgres:)"
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn open_selects_the_backend_by_scheme() {
+        assert_eq!(open("memory:").await.unwrap().backend(), "memory");
+        assert_eq!(open("sqlite::memory:").await.unwrap().backend(), "sqlite");
+        let err = open("mysql://root@localhost/x").await.err().unwrap();
+        assert!(matches!(err, StoreError::Invalid { .. }), "{err}");
+        assert!(!err.to_string().contains("root@"), "never echo the URL: {err}");
+    }
+}

@@ -4,3 +4,4 @@ pub mod cli;
 pub mod conformance;
 pub mod mock;
 pub mod reference;
+pub mod store;

@@ -2,4 +2,5 @@
 
 mod conformance;
 mod runtime;
+mod store;
 mod tidy;

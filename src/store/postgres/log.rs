@@ -1,0 +1,364 @@
+//! Receipts, continuity history and the run event log on Postgres.
+//!
+//! Event batches go in as one `INSERT … SELECT FROM UNNEST(arrays) WITH ORDINALITY ORDER BY ordinality`
+//! per chunk: one round trip and one plan for thousands of rows, with cursors drawn from the identity
+//! sequence in batch order. Appenders of the same thread first take a transaction-scoped advisory lock on
+//! the thread, so a later transaction draws its cursors only after the earlier one committed: a reader
+//! tailing the thread by cursor can never see a later cursor before an earlier one becomes visible.
+
+use std::collections::{BTreeSet, HashSet};
+
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use sqlx::{PgConnection, PgPool};
+
+use super::rows::{self, EventRow};
+use crate::store::decode::at;
+use crate::store::rules::{self, micros};
+use crate::store::sql_error::{is_unique_violation, map};
+use crate::store::{
+    ContinuityEntry, ContinuityKind, EventRecord, NewEvent, RECEIPT_CAP, RECEIPT_MAX_AGE, RetentionPolicy,
+    StoreError, StoreResult,
+};
+
+/// Rows per `INSERT` statement.
+const EVENT_CHUNK: usize = 5000;
+/// The advisory-lock class for event-log appenders of one thread.
+const EVENTS_LOCK: i32 = 0x4141_0001;
+/// The advisory-lock class for continuity writers of one thread.
+const CONTINUITY_LOCK: i32 = 0x4141_0002;
+
+/// The 32-bit advisory-lock key of a thread (a collision only serializes two unrelated threads).
+fn thread_lock_key(tenant: &str, key: &str) -> i32 {
+    let mut hash = Sha256::new();
+    hash.update((tenant.len() as u64).to_le_bytes());
+    hash.update(tenant.as_bytes());
+    hash.update(key.as_bytes());
+    let digest = hash.finalize();
+    i32::from_le_bytes([digest[0], digest[1], digest[2], digest[3]])
+}
+
+/// Takes the transaction-scoped advisory locks `(class, key)` in ascending key order (no deadlocks).
+async fn lock_threads(tx: &mut PgConnection, class: i32, keys: BTreeSet<i32>) -> StoreResult<()> {
+    for key in keys {
+        sqlx::query("SELECT pg_advisory_xact_lock($1, $2)")
+            .bind(class)
+            .bind(key)
+            .execute(&mut *tx)
+            .await
+            .map_err(map)?;
+    }
+    Ok(())
+}
+
+pub(super) async fn record_receipts(
+    tx: &mut PgConnection,
+    tenant: &str,
+    key: &str,
+    ids: &[String],
+    at: DateTime<Utc>,
+) -> StoreResult<usize> {
+    rules::require("tenant", tenant)?;
+    rules::require("thread key", key)?;
+    let at = micros(at);
+    let added = sqlx::query(
+        "INSERT INTO receipts (tenant, thread_key, message_id, at) \
+         SELECT $1, $2, id, $4 FROM UNNEST($3::text[]) WITH ORDINALITY AS u(id, n) ORDER BY n \
+         ON CONFLICT DO NOTHING",
+    )
+    .bind(tenant)
+    .bind(key)
+    .bind(ids)
+    .bind(at)
+    .execute(&mut *tx)
+    .await
+    .map_err(map)?
+    .rows_affected();
+    sqlx::query("DELETE FROM receipts WHERE tenant = $1 AND thread_key = $2 AND at < $3")
+        .bind(tenant)
+        .bind(key)
+        .bind(at - rules::age(RECEIPT_MAX_AGE))
+        .execute(&mut *tx)
+        .await
+        .map_err(map)?;
+    sqlx::query(
+        "DELETE FROM receipts WHERE tenant = $1 AND thread_key = $2 AND seq <= \
+         (SELECT seq FROM receipts WHERE tenant = $1 AND thread_key = $2 ORDER BY seq DESC LIMIT 1 OFFSET $3)",
+    )
+    .bind(tenant)
+    .bind(key)
+    .bind(RECEIPT_CAP as i64)
+    .execute(&mut *tx)
+    .await
+    .map_err(map)?;
+    Ok(added as usize)
+}
+
+pub(super) async fn has_receipts(
+    pool: &PgPool,
+    tenant: &str,
+    key: &str,
+    ids: &[String],
+) -> StoreResult<Vec<bool>> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let found: Vec<String> = sqlx::query_scalar(
+        "SELECT message_id FROM receipts WHERE tenant = $1 AND thread_key = $2 AND message_id = ANY($3)",
+    )
+    .bind(tenant)
+    .bind(key)
+    .bind(ids)
+    .fetch_all(pool)
+    .await
+    .map_err(map)?;
+    let found: HashSet<String> = found.into_iter().collect();
+    Ok(ids.iter().map(|id| found.contains(id)).collect())
+}
+
+/// One stored continuity row: `(seq, kind, body, at)`.
+type ContinuityRow = (i64, String, String, DateTime<Utc>);
+
+fn to_entry(row: &ContinuityRow) -> StoreResult<ContinuityEntry> {
+    let kind = at("continuity", &row.0).text_enum("kind", &row.1, ContinuityKind::parse)?;
+    Ok(ContinuityEntry {
+        kind,
+        text: row.2.clone(),
+        at: row.3,
+    })
+}
+
+async fn load_continuity(
+    conn: &mut PgConnection,
+    tenant: &str,
+    key: &str,
+) -> StoreResult<Vec<ContinuityRow>> {
+    sqlx::query_as(
+        "SELECT seq, kind, body, at FROM continuity WHERE tenant = $1 AND thread_key = $2 ORDER BY seq",
+    )
+    .bind(tenant)
+    .bind(key)
+    .fetch_all(conn)
+    .await
+    .map_err(map)
+}
+
+pub(super) async fn append_continuity(
+    tx: &mut PgConnection,
+    tenant: &str,
+    key: &str,
+    entry: ContinuityEntry,
+) -> StoreResult<()> {
+    rules::require("tenant", tenant)?;
+    rules::require("thread key", key)?;
+    lock_threads(
+        tx,
+        CONTINUITY_LOCK,
+        BTreeSet::from([thread_lock_key(tenant, key)]),
+    )
+    .await?;
+    sqlx::query("INSERT INTO continuity (tenant, thread_key, kind, body, at) VALUES ($1, $2, $3, $4, $5)")
+        .bind(tenant)
+        .bind(key)
+        .bind(entry.kind.as_str())
+        .bind(&entry.text)
+        .bind(micros(entry.at))
+        .execute(&mut *tx)
+        .await
+        .map_err(map)?;
+    let history = load_continuity(tx, tenant, key).await?;
+    let entries = history.iter().map(to_entry).collect::<StoreResult<Vec<_>>>()?;
+    let mut kept = rules::select_continuity(&entries).into_iter().peekable();
+    let mut doomed = Vec::new();
+    for (index, row) in history.iter().enumerate() {
+        match kept.next_if(|(k, _)| *k == index) {
+            Some((_, text)) if text == row.2 => {}
+            Some((_, text)) => {
+                sqlx::query("UPDATE continuity SET body = $2 WHERE seq = $1")
+                    .bind(row.0)
+                    .bind(text)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(map)?;
+            }
+            None => doomed.push(row.0),
+        }
+    }
+    if !doomed.is_empty() {
+        sqlx::query("DELETE FROM continuity WHERE seq = ANY($1)")
+            .bind(&doomed)
+            .execute(&mut *tx)
+            .await
+            .map_err(map)?;
+    }
+    Ok(())
+}
+
+pub(super) async fn continuity(pool: &PgPool, tenant: &str, key: &str) -> StoreResult<Vec<ContinuityEntry>> {
+    let mut conn = pool.acquire().await.map_err(map)?;
+    let history = load_continuity(&mut conn, tenant, key).await?;
+    let entries = history.iter().map(to_entry).collect::<StoreResult<Vec<_>>>()?;
+    Ok(rules::select_continuity(&entries)
+        .into_iter()
+        .map(|(index, text)| ContinuityEntry {
+            text,
+            ..entries[index].clone()
+        })
+        .collect())
+}
+
+/// Column arrays for one `UNNEST` insert.
+#[derive(Default)]
+struct Columns {
+    tenant: Vec<String>,
+    thread_key: Vec<Option<String>>,
+    run_id: Vec<String>,
+    seq: Vec<i64>,
+    kind: Vec<String>,
+    event: Vec<Value>,
+    at: Vec<DateTime<Utc>>,
+}
+
+pub(super) async fn append_events(tx: &mut PgConnection, batch: &[NewEvent]) -> StoreResult<Vec<u64>> {
+    let mut locks = BTreeSet::new();
+    for event in batch {
+        rules::require("tenant", &event.tenant)?;
+        rules::require("run id", &event.run_id)?;
+        rules::to_i64(event.seq, "seq")?;
+        if let Some(key) = &event.thread_key {
+            locks.insert(thread_lock_key(&event.tenant, key));
+        }
+    }
+    lock_threads(tx, EVENTS_LOCK, locks).await?;
+    let mut cursors = Vec::with_capacity(batch.len());
+    for chunk in batch.chunks(EVENT_CHUNK) {
+        let mut columns = Columns::default();
+        for event in chunk {
+            columns.tenant.push(event.tenant.clone());
+            columns.thread_key.push(event.thread_key.clone());
+            columns.run_id.push(event.run_id.clone());
+            columns.seq.push(rules::to_i64(event.seq, "seq")?);
+            columns.kind.push(event.kind.clone());
+            columns.event.push(event.event.clone());
+            columns.at.push(micros(event.at));
+        }
+        let mut chunk_cursors: Vec<i64> = sqlx::query_scalar(
+            "INSERT INTO events (tenant, thread_key, run_id, seq, kind, event, at) \
+             SELECT tenant, thread_key, run_id, seq, kind, event, at FROM UNNEST(\
+                 $1::text[], $2::text[], $3::text[], $4::int8[], $5::text[], $6::jsonb[], $7::timestamptz[]) \
+             WITH ORDINALITY AS u(tenant, thread_key, run_id, seq, kind, event, at, n) ORDER BY n \
+             RETURNING cursor",
+        )
+        .bind(columns.tenant)
+        .bind(columns.thread_key)
+        .bind(columns.run_id)
+        .bind(columns.seq)
+        .bind(columns.kind)
+        .bind(columns.event)
+        .bind(columns.at)
+        .fetch_all(&mut *tx)
+        .await
+        .map_err(|e| {
+            if is_unique_violation(&e) {
+                let run = chunk.first().map(|e| e.run_id.as_str()).unwrap_or_default();
+                StoreError::conflict(format!(
+                    "duplicate event seq in the batch for run {run:?} (or an earlier one)"
+                ))
+            } else {
+                map(e)
+            }
+        })?;
+        chunk_cursors.sort_unstable();
+        for cursor in chunk_cursors {
+            cursors.push(at("events", &cursor).unsigned("cursor", cursor)?);
+        }
+    }
+    Ok(cursors)
+}
+
+pub(super) async fn read_run(
+    pool: &PgPool,
+    tenant: &str,
+    run_id: &str,
+    after_seq: Option<u64>,
+    limit: u32,
+) -> StoreResult<Vec<EventRecord>> {
+    let after = after_seq
+        .map(|s| i64::try_from(s).unwrap_or(i64::MAX))
+        .unwrap_or(-1);
+    let rows: Vec<EventRow> = sqlx::query_as(concat!(
+        "SELECT ",
+        event_columns!(),
+        " FROM events WHERE tenant = $1 AND run_id = $2 AND seq > $3 ORDER BY seq LIMIT $4"
+    ))
+    .bind(tenant)
+    .bind(run_id)
+    .bind(after)
+    .bind(rules::limit(limit))
+    .fetch_all(pool)
+    .await
+    .map_err(map)?;
+    rows::collect(rows, EventRow::into_record)
+}
+
+pub(super) async fn read_thread(
+    pool: &PgPool,
+    tenant: &str,
+    key: &str,
+    after_cursor: Option<u64>,
+    limit: u32,
+) -> StoreResult<Vec<EventRecord>> {
+    let after = after_cursor
+        .map(|c| i64::try_from(c).unwrap_or(i64::MAX))
+        .unwrap_or(0);
+    let rows: Vec<EventRow> = sqlx::query_as(concat!(
+        "SELECT ",
+        event_columns!(),
+        " FROM events WHERE tenant = $1 AND thread_key = $2 AND cursor > $3 ORDER BY cursor LIMIT $4"
+    ))
+    .bind(tenant)
+    .bind(key)
+    .bind(after)
+    .bind(rules::limit(limit))
+    .fetch_all(pool)
+    .await
+    .map_err(map)?;
+    rows::collect(rows, EventRow::into_record)
+}
+
+pub(super) async fn retention(tx: &mut PgConnection, policy: &RetentionPolicy) -> StoreResult<u64> {
+    let mut deleted = 0;
+    if let Some(max_age) = policy.max_age {
+        deleted += sqlx::query("DELETE FROM events WHERE at < $1")
+            .bind(rules::now() - rules::age(max_age))
+            .execute(&mut *tx)
+            .await
+            .map_err(map)?
+            .rows_affected();
+    }
+    if let Some(cap) = policy.max_events_per_tenant {
+        deleted += sqlx::query(
+            "DELETE FROM events WHERE cursor IN (SELECT cursor FROM \
+             (SELECT cursor, ROW_NUMBER() OVER (PARTITION BY tenant ORDER BY cursor DESC) AS rn FROM events) ranked \
+             WHERE rn > $1)",
+        )
+        .bind(i64::try_from(cap).unwrap_or(i64::MAX))
+        .execute(&mut *tx)
+        .await
+        .map_err(map)?
+        .rows_affected();
+    }
+    Ok(deleted)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lock_keys_separate_tenant_from_key() {
+        assert_ne!(thread_lock_key("ab", "c"), thread_lock_key("a", "bc"));
+        assert_eq!(thread_lock_key("t", "k"), thread_lock_key("t", "k"));
+    }
+}

@@ -1,0 +1,284 @@
+//! `PostgresStore`: the backend for several replicas sharing one database. A `PgPool`, migrations
+//! (`migrations/postgres`) at open, row leases with fencing tokens judged by the database clock, and an
+//! event log whose appenders of one thread are serialized by a transaction-scoped advisory lock.
+//!
+//! [`PostgresOptions::schema`] confines the store to one schema (created if missing) through the
+//! connection's `search_path`: tests use it to get a fresh, disposable store per run; deployments can use
+//! it to share a database with other applications.
+
+mod log;
+mod rows;
+mod service;
+mod threads;
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+use sqlx::migrate::Migrator;
+use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
+use sqlx::{AssertSqlSafe, Connection, PgConnection};
+
+use super::sql_error::{self, map};
+use super::{
+    Approval, ContinuityEntry, EventRecord, FinalizeRequest, Lease, NewEvent, Page, Query, Record,
+    RetentionPolicy, RunRecord, RunState, StoreError, StoreResult, ThreadStore,
+};
+
+/// The migrations compiled into this build.
+static MIGRATOR: Migrator = sqlx::migrate!("migrations/postgres");
+
+/// How to connect.
+#[derive(Debug, Clone)]
+pub struct PostgresOptions {
+    /// The most connections the pool opens.
+    pub max_connections: u32,
+    /// How long an operation waits for a connection before failing with `Unavailable`.
+    pub acquire_timeout: Duration,
+    /// Keep every table in this schema (letters, digits and `_` only); created if missing.
+    pub schema: Option<String>,
+}
+
+impl Default for PostgresOptions {
+    fn default() -> Self {
+        PostgresOptions {
+            max_connections: 16,
+            acquire_timeout: Duration::from_secs(10),
+            schema: None,
+        }
+    }
+}
+
+/// The Postgres [`ThreadStore`].
+#[derive(Debug, Clone)]
+pub struct PostgresStore {
+    pool: PgPool,
+}
+
+impl PostgresStore {
+    /// Connects with default options and migrates.
+    pub async fn open(url: &str) -> StoreResult<Self> {
+        Self::connect(url, PostgresOptions::default()).await
+    }
+
+    /// Connects, creates the schema if one is named, and migrates.
+    ///
+    /// Fails with [`StoreError::SchemaVersion`] if a newer build migrated the database further, and with
+    /// [`StoreError::Unavailable`] if the server cannot be reached.
+    pub async fn connect(url: &str, options: PostgresOptions) -> StoreResult<Self> {
+        let mut connect = PgConnectOptions::from_str(url)
+            .map_err(|e| StoreError::invalid(format!("bad Postgres URL: {e}")))?;
+        if let Some(schema) = &options.schema {
+            if schema.is_empty() || !schema.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                return Err(StoreError::invalid("schema names are letters, digits and '_'"));
+            }
+            let mut conn = PgConnection::connect_with(&connect).await.map_err(map)?;
+            let create = format!("CREATE SCHEMA IF NOT EXISTS \"{schema}\"");
+            sqlx::query(AssertSqlSafe(create))
+                .execute(&mut conn)
+                .await
+                .map_err(map)?;
+            conn.close().await.map_err(map)?;
+            connect = connect.options([("search_path", schema.as_str())]);
+        }
+        migrate(&connect).await?;
+        let pool = PgPoolOptions::new()
+            .max_connections(options.max_connections.max(1))
+            .acquire_timeout(options.acquire_timeout)
+            // Broken connections are found on use (as `Unavailable`) and dropped when released (sqlx
+            // pings on release); skipping the ping before every acquire saves a round trip per call.
+            .test_before_acquire(false)
+            .connect_with(connect)
+            .await
+            .map_err(map)?;
+        Ok(PostgresStore { pool })
+    }
+
+    /// Closes the pool, waiting for connections in use to be returned.
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+}
+
+/// Applies the migrations on a dedicated connection (closed afterwards, so the migrator's session-level
+/// advisory lock can never linger in a pool), refusing a database migrated past what this build knows.
+async fn migrate(connect: &PgConnectOptions) -> StoreResult<()> {
+    let mut conn = PgConnection::connect_with(connect).await.map_err(map)?;
+    let result = MIGRATOR.run(&mut conn).await;
+    let outcome = match result {
+        Ok(()) => Ok(()),
+        Err(err) => {
+            let found: Option<i64> = sqlx::query_scalar("SELECT MAX(version) FROM _sqlx_migrations")
+                .fetch_one(&mut conn)
+                .await
+                .ok()
+                .flatten();
+            Err(sql_error::map_migrate(err, found, &MIGRATOR))
+        }
+    };
+    // Closing ends the session and with it any advisory lock a failed migration left behind.
+    let _ = conn.close().await;
+    outcome
+}
+
+#[async_trait]
+impl ThreadStore for PostgresStore {
+    fn backend(&self) -> &'static str {
+        "postgres"
+    }
+
+    async fn resolve(&self, query: &Query) -> StoreResult<Option<Record>> {
+        threads::resolve(&self.pool, query).await
+    }
+
+    async fn acquire_lease(&self, target: &str, owner: &str, ttl: Duration) -> StoreResult<Lease> {
+        threads::acquire_lease(&self.pool, target, owner, ttl).await
+    }
+
+    async fn renew_lease(&self, lease: &Lease, ttl: Duration) -> StoreResult<Lease> {
+        threads::renew_lease(&self.pool, lease, ttl).await
+    }
+
+    async fn release_lease(&self, lease: &Lease) -> StoreResult<()> {
+        threads::release_lease(&self.pool, lease).await
+    }
+
+    async fn finalize(&self, request: FinalizeRequest) -> StoreResult<Record> {
+        super::rules::check_finalize(&request)?;
+        let mut tx = self.pool.begin().await.map_err(map)?;
+        let saved = threads::finalize(&mut tx, request).await?;
+        tx.commit().await.map_err(map)?;
+        Ok(saved)
+    }
+
+    async fn list_threads(&self, tenant: &str, page: &Page) -> StoreResult<Vec<Record>> {
+        threads::list(&self.pool, tenant, page).await
+    }
+
+    async fn archive(&self, tenant: &str, key: &str) -> StoreResult<Record> {
+        threads::archive(&self.pool, tenant, key).await
+    }
+
+    async fn record_receipts(
+        &self,
+        tenant: &str,
+        key: &str,
+        ids: &[String],
+        at: DateTime<Utc>,
+    ) -> StoreResult<usize> {
+        let mut tx = self.pool.begin().await.map_err(map)?;
+        let added = log::record_receipts(&mut tx, tenant, key, ids, at).await?;
+        tx.commit().await.map_err(map)?;
+        Ok(added)
+    }
+
+    async fn has_receipts(&self, tenant: &str, key: &str, ids: &[String]) -> StoreResult<Vec<bool>> {
+        log::has_receipts(&self.pool, tenant, key, ids).await
+    }
+
+    async fn append_continuity(&self, tenant: &str, key: &str, entry: ContinuityEntry) -> StoreResult<()> {
+        let mut tx = self.pool.begin().await.map_err(map)?;
+        log::append_continuity(&mut tx, tenant, key, entry).await?;
+        tx.commit().await.map_err(map)
+    }
+
+    async fn continuity(&self, tenant: &str, key: &str) -> StoreResult<Vec<ContinuityEntry>> {
+        log::continuity(&self.pool, tenant, key).await
+    }
+
+    async fn append_events(&self, batch: Vec<NewEvent>) -> StoreResult<Vec<u64>> {
+        if batch.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut tx = self.pool.begin().await.map_err(map)?;
+        let cursors = log::append_events(&mut tx, &batch).await?;
+        tx.commit().await.map_err(map)?;
+        Ok(cursors)
+    }
+
+    async fn read_run(
+        &self,
+        tenant: &str,
+        run_id: &str,
+        after_seq: Option<u64>,
+        limit: u32,
+    ) -> StoreResult<Vec<EventRecord>> {
+        log::read_run(&self.pool, tenant, run_id, after_seq, limit).await
+    }
+
+    async fn read_thread(
+        &self,
+        tenant: &str,
+        key: &str,
+        after_cursor: Option<u64>,
+        limit: u32,
+    ) -> StoreResult<Vec<EventRecord>> {
+        log::read_thread(&self.pool, tenant, key, after_cursor, limit).await
+    }
+
+    async fn retention(&self, policy: &RetentionPolicy) -> StoreResult<u64> {
+        let mut tx = self.pool.begin().await.map_err(map)?;
+        let deleted = log::retention(&mut tx, policy).await?;
+        tx.commit().await.map_err(map)?;
+        Ok(deleted)
+    }
+
+    async fn put_run(&self, run: &RunRecord) -> StoreResult<()> {
+        service::put_run(&self.pool, run).await
+    }
+
+    async fn update_run_state(
+        &self,
+        run_id: &str,
+        state: RunState,
+        result: Option<Value>,
+        error: Option<Value>,
+    ) -> StoreResult<RunRecord> {
+        service::update_run_state(&self.pool, run_id, state, result, error).await
+    }
+
+    async fn get_run(&self, tenant: &str, run_id: &str) -> StoreResult<Option<RunRecord>> {
+        service::get_run(&self.pool, tenant, run_id).await
+    }
+
+    async fn list_runs(
+        &self,
+        tenant: &str,
+        thread_key: Option<&str>,
+        page: &Page,
+    ) -> StoreResult<Vec<RunRecord>> {
+        service::list_runs(&self.pool, tenant, thread_key, page).await
+    }
+
+    async fn mark_interrupted(&self, owner: &str) -> StoreResult<u64> {
+        service::mark_interrupted(&self.pool, owner).await
+    }
+
+    async fn create_approval(&self, approval: &Approval) -> StoreResult<()> {
+        service::create_approval(&self.pool, approval).await
+    }
+
+    async fn resolve_approval(
+        &self,
+        tenant: &str,
+        request_id: &str,
+        decision: Value,
+    ) -> StoreResult<Approval> {
+        service::resolve_approval(&self.pool, tenant, request_id, decision).await
+    }
+
+    async fn expire_approvals(&self, now: DateTime<Utc>) -> StoreResult<u64> {
+        service::expire_approvals(&self.pool, now).await
+    }
+
+    async fn list_approvals(
+        &self,
+        tenant: &str,
+        run_id: &str,
+        only_pending: bool,
+    ) -> StoreResult<Vec<Approval>> {
+        service::list_approvals(&self.pool, tenant, run_id, only_pending).await
+    }
+}
