@@ -20,7 +20,7 @@ use super::options::{CallOptions, Shared, resolve, shared_options};
 use super::stream::{self, RunOutcome, Stream};
 use super::structured::choose_mode;
 use super::verdict::Verdict;
-use crate::driver::{Descriptor, Driver, SessionPlan};
+use crate::driver::{Descriptor, Driver};
 
 /// Builds an [`Agent`]. Construction-only options live here and nowhere else.
 pub struct AgentBuilder {
@@ -28,6 +28,7 @@ pub struct AgentBuilder {
     pub(crate) shared: Shared,
     event_buffer: usize,
     blocking: bool,
+    store: Option<Arc<dyn crate::store::ThreadStore>>,
 }
 
 shared_options!(AgentBuilder);
@@ -45,14 +46,23 @@ impl AgentBuilder {
         self
     }
 
+    /// The thread store (default: a private in-memory store). A durable store enables recovery
+    /// and exclusion across processes.
+    pub fn thread_store(mut self, store: Arc<dyn crate::store::ThreadStore>) -> Self {
+        self.store = Some(store);
+        self
+    }
+
     /// Builds the Agent.
     pub fn build(self) -> Agent {
         let descriptor = self.driver.descriptor();
+        let store = self.store.unwrap_or_else(crate::store::in_memory);
         Agent {
             inner: Arc::new(AgentInner {
                 driver: self.driver,
                 descriptor,
                 defaults: self.shared,
+                store,
                 event_buffer: self.event_buffer,
                 blocking: self.blocking,
                 closed: AtomicBool::new(false),
@@ -67,6 +77,7 @@ pub(crate) struct AgentInner {
     pub driver: Arc<dyn Driver>,
     pub descriptor: Descriptor,
     pub defaults: Shared,
+    pub store: Arc<dyn crate::store::ThreadStore>,
     pub event_buffer: usize,
     pub blocking: bool,
     pub closed: AtomicBool,
@@ -126,11 +137,7 @@ pub(crate) fn refused(err: Error) -> Stream {
 /// Per-execution thread wiring handed to [`Agent::launch`].
 pub(crate) struct ThreadLaunch {
     pub key: String,
-    pub session: SessionPlan,
-    pub prompt_prefix: String,
-    pub duplicate_prompt: bool,
-    pub hooks: Arc<dyn ExecutionHooks>,
-    pub cancel: CancellationToken,
+    pub hooks: Box<dyn FnOnce(&super::options::Resolved) -> Arc<dyn ExecutionHooks> + Send>,
 }
 
 impl Agent {
@@ -146,6 +153,7 @@ impl Agent {
             shared: Shared::default(),
             event_buffer: DEFAULT_EVENT_BUFFER,
             blocking: false,
+            store: None,
         }
     }
 
@@ -162,6 +170,11 @@ impl Agent {
     /// The driver.
     pub fn driver(&self) -> &Arc<dyn Driver> {
         &self.inner.driver
+    }
+
+    /// The thread store.
+    pub fn store(&self) -> &Arc<dyn crate::store::ThreadStore> {
+        &self.inner.store
     }
 
     /// True once [`Agent::close`] began.
@@ -211,10 +224,7 @@ impl Agent {
             inner.event_buffer,
             inner.blocking,
         ));
-        let cancel = match &thread {
-            Some(t) => t.cancel.clone(),
-            None => inner.cancel.child_token(),
-        };
+        let cancel = inner.cancel.child_token();
         let caps = inner.descriptor.messages.clone();
         let queue = MessageQueue::new(
             broker.clone(),
@@ -227,15 +237,12 @@ impl Agent {
         }
         let verdict = Verdict::default();
         let (outcome_tx, outcome_rx) = watch::channel(None);
-        let (session, prefix, duplicate, hooks) = match thread {
-            Some(t) => (t.session, t.prompt_prefix, t.duplicate_prompt, Some(t.hooks)),
-            None => (SessionPlan::Fresh, String::new(), false, None),
-        };
+        let hooks = thread.map(|t| (t.hooks)(&resolved));
         let exec = Execution {
             run_id: run_id.clone(),
             thread_key: key,
             driver: inner.driver.clone(),
-            prompt: format!("{prefix}{prompt}"),
+            prompt: prompt.to_owned(),
             cwd,
             output,
             broker: broker.clone(),
@@ -243,10 +250,8 @@ impl Agent {
             caps,
             cancel: cancel.clone(),
             verdict: verdict.clone(),
-            session,
             retry_supported: inner.descriptor.run_policy.retry,
             system_prompt_append: inner.descriptor.system_prompt_append,
-            duplicate_prompt: duplicate,
             hooks,
             outcome_tx,
             resolved,

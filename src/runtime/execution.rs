@@ -28,9 +28,26 @@ use crate::driver::{
 /// How long a driver may take to return after cancellation before it is abandoned.
 const DRIVER_STOP_GRACE: Duration = Duration::from_secs(10);
 
+/// What a thread's preparation decided.
+pub(crate) struct Prepared {
+    /// Fresh, resume or fork.
+    pub session: SessionPlan,
+    /// Recovery context prepended to the prompt of a fresh session.
+    pub prefix: String,
+    /// The starting prompt's id was already delivered: complete with zero turns.
+    pub duplicate: bool,
+}
+
 /// What a thread plugs into an execution.
 #[async_trait::async_trait]
 pub(crate) trait ExecutionHooks: Send + Sync {
+    /// Takes ownership (leases), resolves the record and decides the session plan. An error ends
+    /// the execution before the driver is entered (a plain thread error, not a run failure).
+    async fn prepare(&self, broker: &Broker, verdict: &Verdict, cancel: &CancellationToken) -> Result<Prepared, Error>;
+
+    /// Always called last: stops lease renewal and releases ownership.
+    async fn release(&self, broker: &Broker);
+
     /// The driver rejected the resume: a fresh plan and prompt prefix to retry once with, or
     /// `None` to fail (ResumeOnly).
     async fn on_resume_rejected(&self, broker: &Broker, reason: &str) -> Option<(SessionPlan, String)>;
@@ -61,10 +78,8 @@ pub(crate) struct Execution {
     pub caps: MessageCaps,
     pub cancel: CancellationToken,
     pub verdict: Verdict,
-    pub session: SessionPlan,
     pub retry_supported: bool,
     pub system_prompt_append: bool,
-    pub duplicate_prompt: bool,
     pub hooks: Option<Arc<dyn ExecutionHooks>>,
     pub outcome_tx: watch::Sender<Option<RunOutcome>>,
 }
@@ -277,12 +292,42 @@ impl Execution {
             cancel: self.cancel.clone(),
         };
 
+        let prepared = match &self.hooks {
+            None => Ok(Prepared { session: SessionPlan::Fresh, prefix: String::new(), duplicate: false }),
+            Some(h) => h.prepare(&self.broker, &self.verdict, &self.cancel).await,
+        };
+        let prepared = match prepared {
+            Ok(p) => p,
+            Err(e) => {
+                // Refused before driver entry: a plain error, no run verdict, nothing started.
+                if let Some(h) = &self.hooks {
+                    h.release(&self.broker).await;
+                }
+                self.queue.close(MessageFailure::RunFailed);
+                watcher.abort();
+                if let Some(t) = timer {
+                    t.abort();
+                }
+                let finished = RunFinished {
+                    run_id: self.run_id.clone(),
+                    thread_id,
+                    usage: None,
+                    failed: true,
+                    reason: String::new(),
+                    message: e.to_string(),
+                };
+                let outcome: RunOutcome = Err(e);
+                self.outcome_tx.send_replace(Some(outcome.clone()));
+                self.broker.finish(vec![Payload::RunFinished(finished), Payload::Done(Done { outcome })], false);
+                return;
+            }
+        };
         let mut agg = Aggregate::default();
         let mut entered = false;
-        if !self.duplicate_prompt {
+        if !prepared.duplicate {
             entered = true;
-            let mut session = self.session.clone();
-            let mut prompt = self.prompt.clone();
+            let mut session = prepared.session.clone();
+            let mut prompt = format!("{}{}", prepared.prefix, self.prompt);
             let mut fresh_retry_used = false;
             let mut pending_claims: Vec<crate::driver::ClaimedMessage> = Vec::new();
             loop {

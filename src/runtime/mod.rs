@@ -17,6 +17,7 @@ mod pipeline;
 pub mod result;
 mod stream;
 pub mod structured;
+mod thread;
 mod verdict;
 
 pub use agent::{Agent, AgentBuilder, Runner, run_as};
@@ -33,3 +34,4 @@ pub use result::{
 };
 pub use stream::{RunOutcome, Stream};
 pub use structured::SchemaOptions;
+pub use thread::{CheckpointInfo, LEASE_RENEW, LEASE_TTL, Thread};

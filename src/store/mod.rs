@@ -246,6 +246,11 @@ pub trait ThreadStore: Send + Sync + 'static {
     ) -> StoreResult<Vec<Approval>>;
 }
 
+/// A fresh private in-memory store (the default of an Agent without a configured store).
+pub fn in_memory() -> Arc<dyn ThreadStore> {
+    Arc::new(memory::MemoryStore::new())
+}
+
 /// Opens the store a URL names, running migrations for the SQL backends.
 ///
 /// `memory:` · `sqlite://path/to/file.db` (created if missing) · `sqlite::memory:` ·
