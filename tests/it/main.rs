@@ -1,1 +1,3 @@
 //! The one integration-test binary: each module is one area of the system.
+
+mod process;
