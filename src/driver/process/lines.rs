@@ -120,6 +120,7 @@ impl JsonLinesCodec {
 }
 
 fn find_newline(hay: &[u8]) -> Option<usize> {
+    // A plain scan: swapping in `memchr` made no measurable difference (JSON parsing dominates).
     hay.iter().position(|&b| b == b'\n')
 }
 
