@@ -12,8 +12,8 @@
 //! - dropping a [`Child`] without stopping it kills the group and still reaps it;
 //! - [`ProcessRegistry::shutdown_all`] stops everything that is left, and refuses new spawns;
 //! - on Linux the child gets `PR_SET_PDEATHSIG(SIGKILL)`, so it dies even if the server is
-//!   SIGKILLed. That covers the direct child only: its descendants survive such a crash unless
-//!   something kills their group (a boot-time reaper is the remaining piece).
+//!   SIGKILLed. That covers the direct child only; its descendants carry an owner tag in their
+//!   environment and [`reap_orphans`], run at the next start, kills them.
 //!
 //! # Parts
 //!
@@ -29,6 +29,7 @@
 //! | `stderr.rs` | [`StderrCapture`]: bounded tail, complete bytes, line forwarding |
 //! | `capture.rs` | [`Captured`]: complete output with a cap, for `Result.Raw` |
 //! | `registry.rs` | [`ProcessRegistry`]: live children, metrics, shutdown backstop |
+//! | `orphans.rs` | [`reap_orphans`]: boot-time cleanup after a server that was SIGKILLed |
 //! | `sys.rs` | the raw syscalls (signals, pidfd, prctl), each in a minimal `unsafe` block |
 //!
 //! # Example
@@ -71,6 +72,7 @@ mod capture;
 mod child;
 mod error;
 mod lines;
+mod orphans;
 mod registry;
 mod spawn;
 mod spec;
@@ -84,6 +86,7 @@ pub use capture::Captured;
 pub use child::{Child, StdoutLines};
 pub use error::ProcessError;
 pub use lines::{JsonLines, JsonLinesCodec, Line, TOO_LONG_PREFIX};
+pub use orphans::{OWNER_ENV, OrphanReport, reap_orphans};
 pub use registry::{ProcessId, ProcessInfo, ProcessRegistry, ShutdownReport};
 pub use spawn::spawn;
 pub use spec::{

@@ -1,7 +1,8 @@
 //! [`spawn`]: the crate's single call site of `Command::spawn`.
 //!
 //! Every child gets: its own process group (`process_group(0)`), `kill_on_drop(true)` as a
-//! backstop, an environment built only from its spec, and on Linux `PR_SET_PDEATHSIG(SIGKILL)`.
+//! backstop, an environment built only from its spec plus the owner tag `AGENT_ADAPTOR_OWNER`
+//! (see `orphans.rs`), and on Linux `PR_SET_PDEATHSIG(SIGKILL)`.
 //!
 //! The parent-death signal is tied to the THREAD that forked the child, not to the process: if a
 //! child were forked on a tokio blocking-pool thread (which exits after 10 s idle) or on a
@@ -23,6 +24,7 @@ use tracing::{debug, warn};
 use super::child::Child;
 use super::error::ProcessError;
 use super::lines::JsonLines;
+use super::orphans::{OWNER_ENV, owner_tag};
 use super::registry::{ProcessId, ProcessInfo, ProcessRegistry};
 use super::spec::ProcessSpec;
 use super::stderr::{self, StderrCapture};
@@ -76,6 +78,7 @@ fn command(spec: &ProcessSpec) -> tokio::process::Command {
     cmd.args(&spec.args)
         .env_clear()
         .envs(spec.resolve_env(std::env::vars_os()))
+        .env(OWNER_ENV, owner_tag())
         .stdin(if spec.stdin_piped {
             Stdio::piped()
         } else {

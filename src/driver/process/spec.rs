@@ -1,7 +1,8 @@
 //! [`ProcessSpec`]: everything needed to start one child, built by a driver and handed to
 //! [`spawn`](super::spawn).
 //!
-//! The environment starts EMPTY. A driver either lists every variable it wants, or opts in to a
+//! The environment starts EMPTY (`spawn` adds only the owner tag `AGENT_ADAPTOR_OWNER`, used by the
+//! boot-time orphan reaper). A driver either lists every variable it wants, or opts in to a
 //! filtered copy of the server's own environment ([`ProcessSpec::inherit_env`],
 //! [`ProcessSpec::inherit_base_env`]). Explicit entries always win over inherited ones. Nothing here
 //! reads the parent environment until the child is actually spawned.

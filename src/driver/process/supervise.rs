@@ -103,6 +103,8 @@ impl Supervisor {
         let mut escalation = Escalation::None;
         let mut stop_started = None;
         let exit = tokio::select! {
+            // An exit that already happened wins over a stop request that arrived with it.
+            biased;
             e = exited(self.exit_fd.as_ref(), &mut self.child) => e,
             msg = self.control.recv() => {
                 stop_started = Some(Instant::now());

@@ -74,7 +74,7 @@ pub(crate) fn exit_watch(pid: u32) -> io::Result<AsyncFd<OwnedFd>> {
 }
 
 #[cfg(target_os = "linux")]
-fn pidfd_open(pid: u32) -> io::Result<OwnedFd> {
+pub(crate) fn pidfd_open(pid: u32) -> io::Result<OwnedFd> {
     use std::os::fd::FromRawFd;
     #[allow(unsafe_code)]
     // SAFETY: pidfd_open(2) takes a pid and flags and returns a new fd or -1; no memory is passed.
@@ -89,9 +89,42 @@ fn pidfd_open(pid: u32) -> io::Result<OwnedFd> {
     Ok(owned)
 }
 
+/// Sends SIGKILL to the process a pidfd refers to. `Ok(false)` when it has already exited. Unlike
+/// `kill(pid)`, this can never hit an unrelated process that reused the pid.
+#[cfg(target_os = "linux")]
+pub(crate) fn pidfd_kill(pidfd: &OwnedFd) -> io::Result<bool> {
+    use std::os::fd::AsRawFd;
+    #[allow(unsafe_code)]
+    // SAFETY: pidfd_send_signal(2) takes an open pidfd (borrowed for the call), a signal number,
+    // a null siginfo pointer (allowed: the kernel fills in a default) and zero flags.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_pidfd_send_signal,
+            pidfd.as_raw_fd(),
+            libc::SIGKILL,
+            std::ptr::null::<libc::siginfo_t>(),
+            0u32,
+        )
+    };
+    if rc == 0 {
+        return Ok(true);
+    }
+    let err = io::Error::last_os_error();
+    match err.raw_os_error() {
+        Some(libc::ESRCH) => Ok(false),
+        _ => Err(err),
+    }
+}
+
 /// Without pidfd support we fall back to reaping first (see the supervisor's docs).
 #[cfg(not(target_os = "linux"))]
-fn pidfd_open(_pid: u32) -> io::Result<OwnedFd> {
+pub(crate) fn pidfd_open(_pid: u32) -> io::Result<OwnedFd> {
+    Err(io::Error::from(io::ErrorKind::Unsupported))
+}
+
+/// Pidfds are Linux-only.
+#[cfg(not(target_os = "linux"))]
+pub(crate) fn pidfd_kill(_pidfd: &OwnedFd) -> io::Result<bool> {
     Err(io::Error::from(io::ErrorKind::Unsupported))
 }
 

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use agent_adaptor::driver::process::{
-    Escalation, ProcessError, ProcessRegistry, ProcessSpec, StopPlan, group_exists, spawn,
+    Escalation, OWNER_ENV, ProcessError, ProcessRegistry, ProcessSpec, StopPlan, group_exists, spawn,
 };
 
 use super::{alive, eventually, group_members, live_group_members, proc_state, sh, wait_for_marker};
@@ -221,7 +221,10 @@ async fn the_child_gets_only_the_spec_env_and_its_cwd() {
     let mut out = child.take_stdout().unwrap();
     assert!(child.wait().await.success());
     while futures::StreamExt::next(&mut out).await.is_some() {}
-    assert_eq!(&out.take_raw().bytes[..], b"ONLY_THIS=1\n");
+    let printed = String::from_utf8(out.take_raw().bytes.to_vec()).unwrap();
+    let names: Vec<&str> = printed.lines().map(|l| l.split_once('=').unwrap().0).collect();
+    assert_eq!(names, [OWNER_ENV, "ONLY_THIS"], "{printed}");
+    assert!(printed.contains("ONLY_THIS=1\n"));
 
     let mut child = spawn(&registry, ProcessSpec::new("/bin/pwd").cwd(dir.path()))
         .await

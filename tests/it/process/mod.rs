@@ -1,9 +1,9 @@
 //! Integration tests for `driver::process`: real children (`sh`, `sleep`, `cat`, and this test
 //! binary re-executed as a helper), checked through `/proc`.
 
+mod crash;
 mod io;
 mod lifecycle;
-mod pdeathsig;
 mod tidy;
 
 use std::time::{Duration, Instant};
