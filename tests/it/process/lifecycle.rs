@@ -32,7 +32,7 @@ async fn stop_kills_the_whole_group_and_reaps() {
         .await;
 
     assert_eq!(exit.escalation_used, Escalation::Terminate);
-    assert_eq!(exit.signal, Some(libc_sigterm()));
+    assert_eq!(exit.signal, Some(15), "SIGTERM");
     assert_eq!(proc_state(pid), None, "the leader is reaped, not a zombie");
     assert!(
         live_group_members(pgid).is_empty(),
@@ -46,10 +46,6 @@ async fn stop_kills_the_whole_group_and_reaps() {
         group_members(pgid)
     );
     assert_eq!(registry.live_count(), 0);
-}
-
-fn libc_sigterm() -> i32 {
-    15
 }
 
 #[tokio::test]
