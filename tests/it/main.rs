@@ -1,6 +1,7 @@
 //! The one integration-test binary: each module is one area of the system.
 
 mod conformance;
+mod process;
 mod runtime;
 mod store;
 mod tidy;
