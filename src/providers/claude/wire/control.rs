@@ -5,6 +5,7 @@
 
 use serde::Deserialize;
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 /// `control_request` from the CLI. The driver must answer every one with a `control_response`
 /// carrying the same `request_id` (an error response for subtypes it does not handle), or the CLI waits.
@@ -72,18 +73,28 @@ pub struct ControlResponse {
 
 /// The envelope: `{"subtype":"success","request_id","response":{…}}` or
 /// `{"subtype":"error","request_id","error":"…"}`.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 pub struct ControlResponseBody {
     /// `success` or `error`.
     pub subtype: String,
     /// Our request id.
     pub request_id: String,
-    /// The payload on success; its shape depends on the request (see the typed accessors).
+    /// The payload on success, kept as raw JSON (the `initialize` answer is large); decode it with
+    /// [`ControlResponse::payload`].
     #[serde(default)]
-    pub response: Option<Value>,
+    pub response: Option<Box<RawValue>>,
     /// The message on error.
     #[serde(default)]
     pub error: Option<String>,
+}
+
+impl PartialEq for ControlResponseBody {
+    fn eq(&self, other: &Self) -> bool {
+        self.subtype == other.subtype
+            && self.request_id == other.request_id
+            && self.error == other.error
+            && self.response.as_ref().map(|r| r.get()) == other.response.as_ref().map(|r| r.get())
+    }
 }
 
 impl ControlResponse {
@@ -94,8 +105,8 @@ impl ControlResponse {
 
     /// The payload decoded as `T` (None on error responses or shape mismatch).
     pub fn payload<T: serde::de::DeserializeOwned>(&self) -> Option<T> {
-        let v = self.response.response.as_ref()?;
-        T::deserialize(v).ok()
+        let raw = self.response.response.as_ref()?;
+        serde_json::from_str(raw.get()).ok()
     }
 }
 

@@ -152,26 +152,81 @@ pub fn parse_line(line: &[u8]) -> Result<Frame, WireError> {
     Ok(frame)
 }
 
-/// Reads `type` (and `subtype`) straight from the bytes when the line starts with
-/// `{"type":"<t>"` and, for `system`, continues with `,"subtype":"<s>"` — how 2.1.332 writes every
-/// frame except `result`. Anything else (escapes, other key order) returns None for the full probe.
+/// Reads `type` (and `subtype`) straight from the bytes: a fast path for lines that start with
+/// `{"type":"<t>"` (every frame but `result`), else one byte scan for the top-level keys. Returns None
+/// when a value needs unescaping or the line is not a well-formed object; the serde probe decides then.
 fn fast_probe(line: &[u8]) -> Option<Kind<'_>> {
-    let rest = line.strip_prefix(br#"{"type":""#)?;
+    if let Some(rest) = line.strip_prefix(br#"{"type":""#) {
+        let ty = plain_str(rest)?;
+        if ty != "system" {
+            return Some((Some(Cow::Borrowed(ty)), None));
+        }
+        let rest = rest[ty.len() + 1..].strip_prefix(br#","subtype":""#)?;
+        let sub = plain_str(rest)?;
+        return Some((Some(Cow::Borrowed(ty)), Some(Cow::Borrowed(sub))));
+    }
+    scan_top_level(line)
+}
+
+/// The string up to the closing quote, if it has no escapes.
+fn plain_str(rest: &[u8]) -> Option<&str> {
     let end = rest.iter().position(|&b| b == b'"' || b == b'\\')?;
     if rest[end] != b'"' {
         return None;
     }
-    let ty = std::str::from_utf8(&rest[..end]).ok()?;
-    if ty != "system" {
-        return Some((Some(Cow::Borrowed(ty)), None));
-    }
-    let rest = rest[end + 1..].strip_prefix(br#","subtype":""#)?;
-    let end = rest.iter().position(|&b| b == b'"' || b == b'\\')?;
-    if rest[end] != b'"' {
+    std::str::from_utf8(&rest[..end]).ok()
+}
+
+/// One pass over an object line, tracking nesting and strings, picking the top-level `"type"` and
+/// `"subtype"` string values. None on anything unusual (escaped values, non-string values, not an object).
+fn scan_top_level(line: &[u8]) -> Option<Kind<'_>> {
+    if line.first() != Some(&b'{') {
         return None;
     }
-    let sub = std::str::from_utf8(&rest[..end]).ok()?;
-    Some((Some(Cow::Borrowed(ty)), Some(Cow::Borrowed(sub))))
+    let (mut ty, mut sub) = (None, None);
+    let mut depth = 0u32;
+    let mut i = 0;
+    let mut expect_key = false;
+    while i < line.len() {
+        match line[i] {
+            b'"' => {
+                let start = i + 1;
+                let mut j = start;
+                while j < line.len() && line[j] != b'"' {
+                    j += if line[j] == b'\\' { 2 } else { 1 };
+                }
+                if j >= line.len() {
+                    return None;
+                }
+                if depth == 1 && expect_key {
+                    let key = &line[start..j];
+                    if key == b"type" || key == b"subtype" {
+                        let rest = line[j + 1..].strip_prefix(b":\"")?;
+                        let value = plain_str(rest)?;
+                        if key == b"type" {
+                            ty = Some(Cow::Borrowed(value));
+                        } else {
+                            sub = Some(Cow::Borrowed(value));
+                        }
+                        j += 2 + value.len() + 1;
+                    }
+                }
+                expect_key = false;
+                i = j + 1;
+                continue;
+            }
+            b'{' => {
+                depth += 1;
+                expect_key = depth == 1;
+            }
+            b'[' => depth += 1,
+            b'}' | b']' => depth = depth.checked_sub(1)?,
+            b',' => expect_key = depth == 1,
+            _ => {}
+        }
+        i += 1;
+    }
+    (depth == 0).then_some((ty, sub))
 }
 
 fn decode<T: DeserializeOwned>(line: &[u8], frame: &str) -> Result<T, WireError> {

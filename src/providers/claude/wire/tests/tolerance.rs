@@ -134,3 +134,20 @@ fn input_constructors_produce_the_documented_json() {
     );
     assert!(InputFrame::user("a").to_line().ends_with("}\n"));
 }
+
+#[test]
+fn byte_scan_finds_top_level_keys_only() {
+    // `type` nested first, the real one at top level last (as in `result` lines).
+    let line = br#"{"usage":{"type":"nested","x":[{"type":"deeper"}]},"s":"a \"type\":\"fake\"","subtype":"success","session_id":"s","type":"result"}"#;
+    let (ty, sub) = super::super::scan_top_level(line).unwrap();
+    assert_eq!(ty.as_deref(), Some("result"));
+    assert_eq!(sub.as_deref(), Some("success"));
+    assert!(matches!(parse_line(line).unwrap(), Frame::Result(r) if r.subtype == "success"));
+    assert!(
+        super::super::scan_top_level(br#"{"a":[1,2}"#).is_none() || parse_line(br#"{"a":[1,2}"#).is_err()
+    );
+    assert!(matches!(
+        parse_line(br#"{"a":[1,2}"#),
+        Err(WireError::NotJson { .. })
+    ));
+}
