@@ -66,6 +66,12 @@ async fn error_400() {
     assert_eq!(t.code, Some(1));
     assert_eq!(t.result()["api_error_status"], 400);
     assert_eq!(t.result()["terminal_reason"], "api_error");
+    // Not retries (CLAUDE_CODE_MAX_RETRIES=0): the CLI re-sends altered request shapes (without
+    // thinking.display, then with the full non-deferred tool list), 6 requests in all.
+    let reqs = lab.mock.message_requests();
+    assert_eq!(reqs.len(), 6);
+    assert!(reqs[2].body.as_ref().unwrap()["thinking"].get("display").is_none());
+    assert!(reqs[3].tool_names().len() > reqs[0].tool_names().len());
 }
 
 #[tokio::test]
