@@ -70,7 +70,11 @@ async fn error_400() {
     // thinking.display, then with the full non-deferred tool list), 6 requests in all.
     let reqs = lab.mock.message_requests();
     assert_eq!(reqs.len(), 6);
-    assert!(reqs[2].body.as_ref().unwrap()["thinking"].get("display").is_none());
+    assert!(
+        reqs[2].body.as_ref().unwrap()["thinking"]
+            .get("display")
+            .is_none()
+    );
     assert!(reqs[3].tool_names().len() > reqs[0].tool_names().len());
 }
 

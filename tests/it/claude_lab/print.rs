@@ -29,7 +29,12 @@ async fn text_partial() {
     assert_eq!(reqs[0].query.as_deref(), Some("beta=true"));
     assert_eq!(reqs[0].header("x-api-key"), Some("dummy-key"));
     assert_eq!(reqs[0].header("anthropic-version"), Some("2023-06-01"));
-    assert!(reqs[0].header("user-agent").unwrap().starts_with("claude-cli/2.1.332"));
+    assert!(
+        reqs[0]
+            .header("user-agent")
+            .unwrap()
+            .starts_with("claude-cli/2.1.332")
+    );
     assert!(reqs[0].is_streaming() && reqs[0].model() == Some("claude-opus-5-5"));
 }
 
