@@ -70,3 +70,19 @@ fn stream_events(bencher: Bencher) {
         .collect();
     run(bencher, lines);
 }
+
+/// Reference point: serde_json only validating the same corpus (`IgnoredAny`), no frame decoding.
+/// `all_fixtures` cannot be much faster than this.
+#[divan::bench]
+fn baseline_validate_only(bencher: Bencher) {
+    let lines = all_lines();
+    let bytes: usize = lines.iter().map(Vec::len).sum();
+    bencher
+        .counter(ItemsCount::new(lines.len()))
+        .counter(BytesCount::new(bytes))
+        .bench(|| {
+            for l in &lines {
+                let _ = black_box(serde_json::from_slice::<serde::de::IgnoredAny>(black_box(l)));
+            }
+        });
+}
