@@ -21,8 +21,14 @@ fn main() {
 }
 
 fn agent(blocking: bool) -> Agent {
-    let b = Agent::builder(ReferenceDriver::scripted(Script::new(vec![Step::Bulk { count: N }])));
-    if blocking { b.blocking_events().build() } else { b.build() }
+    let b = Agent::builder(ReferenceDriver::scripted(Script::new(vec![Step::Bulk {
+        count: N,
+    }])));
+    if blocking {
+        b.blocking_events().build()
+    } else {
+        b.build()
+    }
 }
 
 async fn drain(agent: &Agent) -> u64 {
@@ -41,7 +47,10 @@ async fn drain(agent: &Agent) -> u64 {
 
 #[divan::bench(sample_count = 10)]
 fn blocking_one_core(bencher: divan::Bencher) {
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     let agent = agent(true);
     bencher.counter(ItemsCount::new(N)).bench_local(|| {
         let seen = rt.block_on(drain(&agent));
@@ -51,7 +60,11 @@ fn blocking_one_core(bencher: divan::Bencher) {
 
 #[divan::bench(sample_count = 10)]
 fn default_two_workers(bencher: divan::Bencher) {
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
     let agent = agent(false);
     bencher.counter(ItemsCount::new(N)).bench_local(|| {
         let seen = rt.block_on(drain(&agent));

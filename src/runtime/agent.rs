@@ -134,10 +134,13 @@ pub(crate) fn refused(err: Error) -> Stream {
     }
 }
 
+/// Builds a thread's execution hooks from the resolved settings.
+pub(crate) type HooksFactory = Box<dyn FnOnce(&super::options::Resolved) -> Arc<dyn ExecutionHooks> + Send>;
+
 /// Per-execution thread wiring handed to [`Agent::launch`].
 pub(crate) struct ThreadLaunch {
     pub key: String,
-    pub hooks: Box<dyn FnOnce(&super::options::Resolved) -> Arc<dyn ExecutionHooks> + Send>,
+    pub hooks: HooksFactory,
 }
 
 impl Agent {

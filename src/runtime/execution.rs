@@ -43,7 +43,12 @@ pub(crate) struct Prepared {
 pub(crate) trait ExecutionHooks: Send + Sync {
     /// Takes ownership (leases), resolves the record and decides the session plan. An error ends
     /// the execution before the driver is entered (a plain thread error, not a run failure).
-    async fn prepare(&self, broker: &Broker, verdict: &Verdict, cancel: &CancellationToken) -> Result<Prepared, Error>;
+    async fn prepare(
+        &self,
+        broker: &Broker,
+        verdict: &Verdict,
+        cancel: &CancellationToken,
+    ) -> Result<Prepared, Error>;
 
     /// Always called last: stops lease renewal and releases ownership.
     async fn release(&self, broker: &Broker);
@@ -293,7 +298,11 @@ impl Execution {
         };
 
         let prepared = match &self.hooks {
-            None => Ok(Prepared { session: SessionPlan::Fresh, prefix: String::new(), duplicate: false }),
+            None => Ok(Prepared {
+                session: SessionPlan::Fresh,
+                prefix: String::new(),
+                duplicate: false,
+            }),
             Some(h) => h.prepare(&self.broker, &self.verdict, &self.cancel).await,
         };
         let prepared = match prepared {
@@ -318,7 +327,10 @@ impl Execution {
                 };
                 let outcome: RunOutcome = Err(e);
                 self.outcome_tx.send_replace(Some(outcome.clone()));
-                self.broker.finish(vec![Payload::RunFinished(finished), Payload::Done(Done { outcome })], false);
+                self.broker.finish(
+                    vec![Payload::RunFinished(finished), Payload::Done(Done { outcome })],
+                    false,
+                );
                 return;
             }
         };

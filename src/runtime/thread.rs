@@ -24,10 +24,12 @@ use super::options::{CallOptions, Resolved};
 use super::result::RunResult;
 use super::stream::Stream;
 use super::verdict::Verdict;
-use crate::driver::{Checkpoint, JsonMap, Notice, SessionCodec, SessionPlan, SessionState, notice_kind, session};
+use crate::driver::{
+    Checkpoint, JsonMap, Notice, SessionCodec, SessionPlan, SessionState, notice_kind, session,
+};
 use crate::store::{
-    AgentIdentity, ContinuityEntry, ContinuityKind, FinalizeRequest, Lease, Query, Record, StoreError, ThreadStatus,
-    ThreadStore,
+    AgentIdentity, ContinuityEntry, ContinuityKind, FinalizeRequest, Lease, Query, Record, StoreError,
+    ThreadStatus, ThreadStore,
 };
 
 /// Lease time-to-live.
@@ -56,7 +58,9 @@ pub struct Thread {
 
 impl std::fmt::Debug for Thread {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Thread").field("key", &self.key).finish_non_exhaustive()
+        f.debug_struct("Thread")
+            .field("key", &self.key)
+            .finish_non_exhaustive()
     }
 }
 
@@ -124,7 +128,9 @@ impl Thread {
     /// When `new_key` is empty.
     pub fn fork(&self, new_key: &str) -> Thread {
         let t = self.agent.thread(new_key);
-        *t.mode.lock().unwrap_or_else(|p| p.into_inner()) = Mode::Fork { parent: self.key.clone() };
+        *t.mode.lock().unwrap_or_else(|p| p.into_inner()) = Mode::Fork {
+            parent: self.key.clone(),
+        };
         t
     }
 
@@ -177,11 +183,19 @@ impl Runner for Thread {
 }
 
 fn to_store(s: &SessionState) -> crate::store::SessionState {
-    crate::store::SessionState { resume_id: s.resume_id.clone(), display_id: s.display_id.clone(), data: s.data.clone() }
+    crate::store::SessionState {
+        resume_id: s.resume_id.clone(),
+        display_id: s.display_id.clone(),
+        data: s.data.clone(),
+    }
 }
 
 fn from_store(s: &crate::store::SessionState) -> SessionState {
-    SessionState { resume_id: s.resume_id.clone(), display_id: s.display_id.clone(), data: s.data.clone() }
+    SessionState {
+        resume_id: s.resume_id.clone(),
+        display_id: s.display_id.clone(),
+        data: s.data.clone(),
+    }
 }
 
 /// The compatibility fingerprint: everything provider-visible.
@@ -285,7 +299,9 @@ impl ThreadHooks {
 
     fn store_err(e: StoreError) -> Error {
         match e {
-            StoreError::Busy { .. } => Error::thread(ThreadErrorKind::Busy, "another execution owns this thread"),
+            StoreError::Busy { .. } => {
+                Error::thread(ThreadErrorKind::Busy, "another execution owns this thread")
+            }
             StoreError::LeaseLost { .. } => Error::thread(ThreadErrorKind::LeaseLost, e.to_string()),
             StoreError::AlreadyExists { .. } => Error::thread(ThreadErrorKind::AlreadyExists, e.to_string()),
             other => Error::thread(ThreadErrorKind::Store, other.to_string()),
@@ -315,8 +331,11 @@ impl ThreadHooks {
     fn continuity_notice(broker: &Broker, reason: &str) {
         broker.publish_critical(
             Payload::Notice(
-                Notice::new(notice_kind::THREAD_CONTINUITY, format!("starting a fresh provider session: {reason}"))
-                    .with_data("reason", reason),
+                Notice::new(
+                    notice_kind::THREAD_CONTINUITY,
+                    format!("starting a fresh provider session: {reason}"),
+                )
+                .with_data("reason", reason),
             ),
             None,
         );
@@ -359,7 +378,12 @@ impl ThreadHooks {
 
 #[async_trait::async_trait]
 impl ExecutionHooks for ThreadHooks {
-    async fn prepare(&self, broker: &Broker, verdict: &Verdict, cancel: &CancellationToken) -> Result<Prepared, Error> {
+    async fn prepare(
+        &self,
+        broker: &Broker,
+        verdict: &Verdict,
+        cancel: &CancellationToken,
+    ) -> Result<Prepared, Error> {
         if self.resume_capable && self.codec.is_none() {
             return Err(Error::thread(
                 ThreadErrorKind::Incompatible,
@@ -370,41 +394,80 @@ impl ExecutionHooks for ThreadHooks {
         let key = self.thread.key.clone();
         let (ttl, _) = self.thread.lease_timing;
         let mut held = self.held.lock().await;
-        let lease = self.store.acquire_lease(&self.target(&key), &self.owner, ttl).await.map_err(Self::store_err)?;
+        let lease = self
+            .store
+            .acquire_lease(&self.target(&key), &self.owner, ttl)
+            .await
+            .map_err(Self::store_err)?;
         held.leases.push(lease);
-        let pending = self.thread.pending.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let pending = self
+            .thread
+            .pending
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
         let current = match pending {
             Some(p) => Some(p),
-            None => self.store.resolve(&Query::key(&self.tenant, &key)).await.map_err(Self::store_err)?,
+            None => self
+                .store
+                .resolve(&Query::key(&self.tenant, &key))
+                .await
+                .map_err(Self::store_err)?,
         };
-        let mut prepared = Prepared { session: SessionPlan::Fresh, prefix: String::new(), duplicate: false };
+        let mut prepared = Prepared {
+            session: SessionPlan::Fresh,
+            prefix: String::new(),
+            duplicate: false,
+        };
         match &mode {
             Mode::Fork { parent } => {
                 if current.is_some() {
-                    return Err(Error::thread(ThreadErrorKind::AlreadyExists, format!("thread {key:?} already exists")));
+                    return Err(Error::thread(
+                        ThreadErrorKind::AlreadyExists,
+                        format!("thread {key:?} already exists"),
+                    ));
                 }
                 let parent_rec = self
                     .store
                     .resolve(&Query::key(&self.tenant, parent))
                     .await
                     .map_err(Self::store_err)?
-                    .ok_or_else(|| Error::thread(ThreadErrorKind::NotFound, format!("parent thread {parent:?} not found")))?;
+                    .ok_or_else(|| {
+                        Error::thread(
+                            ThreadErrorKind::NotFound,
+                            format!("parent thread {parent:?} not found"),
+                        )
+                    })?;
                 if parent_rec.compatibility_fingerprint != self.fingerprint {
-                    return Err(Error::thread(ThreadErrorKind::Incompatible, "the parent thread's configuration differs"));
+                    return Err(Error::thread(
+                        ThreadErrorKind::Incompatible,
+                        "the parent thread's configuration differs",
+                    ));
                 }
                 let state = self.decode(&parent_rec).ok_or_else(|| {
-                    Error::thread(ThreadErrorKind::CheckpointMissing, "the parent thread has no healthy checkpoint")
+                    Error::thread(
+                        ThreadErrorKind::CheckpointMissing,
+                        "the parent thread has no healthy checkpoint",
+                    )
                 })?;
                 prepared.session = SessionPlan::Fork(state);
             }
             Mode::ResumeOnly => {
-                let rec = current.ok_or_else(|| Error::thread(ThreadErrorKind::NotFound, format!("thread {key:?} not found")))?;
+                let rec = current.ok_or_else(|| {
+                    Error::thread(ThreadErrorKind::NotFound, format!("thread {key:?} not found"))
+                })?;
                 if rec.compatibility_fingerprint != self.fingerprint {
-                    return Err(Error::thread(ThreadErrorKind::Incompatible, "the stored session's configuration differs"));
+                    return Err(Error::thread(
+                        ThreadErrorKind::Incompatible,
+                        "the stored session's configuration differs",
+                    ));
                 }
-                let state = self
-                    .decode(&rec)
-                    .ok_or_else(|| Error::thread(ThreadErrorKind::CheckpointMissing, "no healthy checkpoint to resume"))?;
+                let state = self.decode(&rec).ok_or_else(|| {
+                    Error::thread(
+                        ThreadErrorKind::CheckpointMissing,
+                        "no healthy checkpoint to resume",
+                    )
+                })?;
                 prepared.session = SessionPlan::Resume(state);
                 held.previous = Some(rec);
             }
@@ -426,8 +489,11 @@ impl ExecutionHooks for ThreadHooks {
             }
         }
         if let Some(id) = &self.start_id {
-            prepared.duplicate =
-                self.store.has_receipt(&self.tenant, &key, id).await.map_err(Self::store_err)?;
+            prepared.duplicate = self
+                .store
+                .has_receipt(&self.tenant, &key, id)
+                .await
+                .map_err(Self::store_err)?;
         }
         self.start_renewal(&mut held, verdict.clone(), cancel.clone());
         Ok(prepared)
@@ -469,10 +535,15 @@ impl ExecutionHooks for ThreadHooks {
             return Ok(());
         }
         let state = match (checkpoint, &self.codec) {
-            (Some(cp), Some(codec)) if cp.valid && codec.decode(&codec.encode(&cp.state)).as_ref() == Ok(&cp.state) => {
+            (Some(cp), Some(codec))
+                if cp.valid && codec.decode(&codec.encode(&cp.state)).as_ref() == Ok(&cp.state) =>
+            {
                 cp.state.clone()
             }
-            _ if !self.resume_capable => SessionState { resume_id: String::new(), ..Default::default() },
+            _ if !self.resume_capable => SessionState {
+                resume_id: String::new(),
+                ..Default::default()
+            },
             _ => return Err("the run succeeded without a valid, round-trippable checkpoint".into()),
         };
         let previous = held.previous.clone();
@@ -488,15 +559,26 @@ impl ExecutionHooks for ThreadHooks {
             agent: self.identity.clone(),
             fingerprint: session::fingerprint(&[&self.driver_type, &state.resume_id]),
             compatibility_fingerprint: self.fingerprint.clone(),
-            codec: self.codec.as_ref().map(|c| c.name().to_owned()).unwrap_or_default(),
+            codec: self
+                .codec
+                .as_ref()
+                .map(|c| c.name().to_owned())
+                .unwrap_or_default(),
             state: (!state.resume_id.is_empty()).then(|| to_store(&state)),
-            created_at: previous.as_ref().filter(|_| !held.fresh_over).map(|p| p.created_at).unwrap_or(now),
+            created_at: previous
+                .as_ref()
+                .filter(|_| !held.fresh_over)
+                .map(|p| p.created_at)
+                .unwrap_or(now),
             updated_at: now,
         };
         let is_fork = matches!(self.mode(), Mode::Fork { .. });
         let request = FinalizeRequest {
             record: record.clone(),
-            previous_id: previous.as_ref().filter(|p| p.id != record.id).map(|p| p.id.clone()),
+            previous_id: previous
+                .as_ref()
+                .filter(|p| p.id != record.id)
+                .map(|p| p.id.clone()),
             held_leases: held.leases.clone(),
             archive_old: held.fresh_over && previous.is_some(),
             rebind_active: true,
@@ -506,8 +588,12 @@ impl ExecutionHooks for ThreadHooks {
         loop {
             match self.store.finalize(request.clone()).await {
                 Ok(_) => break,
-                Err(StoreError::LeaseLost { .. }) => return Err("thread ownership lease lost before persisting".into()),
-                Err(StoreError::AlreadyExists { .. }) => return Err(format!("thread {key:?} already exists (fork target taken)")),
+                Err(StoreError::LeaseLost { .. }) => {
+                    return Err("thread ownership lease lost before persisting".into());
+                }
+                Err(StoreError::AlreadyExists { .. }) => {
+                    return Err(format!("thread {key:?} already exists (fork target taken)"));
+                }
                 Err(e) => {
                     attempt += 1;
                     broker.publish_critical(
@@ -535,24 +621,42 @@ impl ExecutionHooks for ThreadHooks {
         // Receipts and continuity are best effort: a failure is reported, never fatal.
         let mut notes = Vec::new();
         if !receipts.is_empty()
-            && let Err(e) = self.store.record_receipts(&self.tenant, &key, &receipts, now).await
+            && let Err(e) = self
+                .store
+                .record_receipts(&self.tenant, &key, &receipts, now)
+                .await
         {
             notes.push(format!("receipts: {e}"));
         }
-        for m in result.messages().iter().filter(|m| m.state == super::result::MessageState::Delivered) {
-            let entry = ContinuityEntry { kind: ContinuityKind::Guidance, text: m.text.clone(), at: now };
+        for m in result
+            .messages()
+            .iter()
+            .filter(|m| m.state == super::result::MessageState::Delivered)
+        {
+            let entry = ContinuityEntry {
+                kind: ContinuityKind::Guidance,
+                text: m.text.clone(),
+                at: now,
+            };
             if let Err(e) = self.store.append_continuity(&self.tenant, &key, entry).await {
                 notes.push(format!("continuity: {e}"));
             }
         }
         if !result.text.is_empty() {
-            let entry = ContinuityEntry { kind: ContinuityKind::AssistantTurn, text: result.text.clone(), at: now };
+            let entry = ContinuityEntry {
+                kind: ContinuityKind::AssistantTurn,
+                text: result.text.clone(),
+                at: now,
+            };
             if let Err(e) = self.store.append_continuity(&self.tenant, &key, entry).await {
                 notes.push(format!("continuity: {e}"));
             }
         }
         for n in notes {
-            broker.publish_critical(Payload::Notice(Notice::new(notice_kind::THREAD_PERSISTENCE, n)), None);
+            broker.publish_critical(
+                Payload::Notice(Notice::new(notice_kind::THREAD_PERSISTENCE, n)),
+                None,
+            );
         }
         Ok(())
     }

@@ -2,12 +2,11 @@
 //! point it at a loopback mock (`testkit::mock::anthropic`) and keep it away from the network and from
 //! the host user's configuration. Shared by the recording harness and the Claude driver's tests.
 //!
-//! It does not spawn anything itself beyond building a `tokio::process::Command` for tests.
+//! It does not spawn anything: drivers spawn through `driver::process`, the lab harness in `tests/`.
 
 use std::collections::BTreeMap;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 
 /// The dummy API key; sent by the CLI as `x-api-key`. Nothing secret.
 pub const DUMMY_API_KEY: &str = "dummy-key";
@@ -170,21 +169,6 @@ impl ClaudeEnv {
         ]
         .map(str::to_owned)
         .to_vec()
-    }
-
-    /// A command for `bin` with an emptied environment plus [`ClaudeEnv::vars`], cwd = [`ClaudeEnv::cwd`],
-    /// piped stdio and `kill_on_drop`. For tests and the recording harness only.
-    pub fn command(&self, bin: &Path, args: &[String]) -> tokio::process::Command {
-        let mut cmd = tokio::process::Command::new(bin);
-        cmd.args(args)
-            .env_clear()
-            .envs(&self.vars)
-            .current_dir(&self.cwd)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
-        cmd
     }
 }
 

@@ -51,7 +51,7 @@ impl Lab {
 
     /// Starts the CLI with `args`.
     pub fn spawn(&self, args: &[String]) -> Run {
-        let mut child = self.env.command(&self.bin, args).spawn().unwrap();
+        let mut child = command(&self.env, &self.bin, args).spawn().unwrap();
         let stdin = child.stdin.take();
         let stdout = child.stdout.take().unwrap();
         let mut stderr = child.stderr.take().unwrap();
@@ -292,4 +292,19 @@ impl Transcript {
             .pop()
             .unwrap_or_else(|| panic!("no result; stderr: {}", self.stderr))
     }
+}
+
+/// A command for `bin` with an emptied environment plus the env's variables, its cwd, piped stdio and
+/// `kill_on_drop` (the lab drives the CLI directly to record exactly what it prints).
+fn command(env: &ClaudeEnv, bin: &std::path::Path, args: &[String]) -> tokio::process::Command {
+    let mut cmd = tokio::process::Command::new(bin);
+    cmd.args(args)
+        .env_clear()
+        .envs(env.vars())
+        .current_dir(&env.cwd)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true);
+    cmd
 }
