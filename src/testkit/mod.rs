@@ -2,4 +2,5 @@
 
 pub mod cli;
 pub mod codebuddy_env;
+pub mod fake_cursor;
 pub mod mock;
