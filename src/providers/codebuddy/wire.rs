@@ -366,20 +366,41 @@ fn whole(line: &str) -> Result<Value, ParseError> {
     serde_json::from_str(line).map_err(ParseError::NotJson)
 }
 
+/// The CLI always writes `{"type":"…"` first (and `,"subtype":"…"` next when there is one), so the route is
+/// usually read from the prefix without scanning the line; anything else falls back to [`Peek`].
+fn fast_route(line: &str) -> Option<(&str, Option<&str>)> {
+    fn quoted(s: &str) -> Option<(&str, &str)> {
+        let end = s.find(['"', '\\'])?;
+        (s.as_bytes()[end] == b'"').then(|| (&s[..end], &s[end + 1..]))
+    }
+    let (kind, rest) = quoted(line.strip_prefix(r#"{"type":""#)?)?;
+    let subtype = rest
+        .strip_prefix(r#","subtype":""#)
+        .and_then(quoted)
+        .map(|(s, _)| s);
+    Some((kind, subtype))
+}
+
 /// Parses one stdout line (without or with its trailing newline).
 pub fn parse_line(line: &str) -> Result<Frame, ParseError> {
     let line = line.trim_end_matches(['\n', '\r']);
     if line.trim().is_empty() {
         return Err(ParseError::Empty);
     }
-    let peek: Peek<'_> = serde_json::from_str(line).map_err(|e| {
-        if e.is_data() {
-            // JSON, but not an object (e.g. an array or a number).
-            ParseError::NoType
-        } else {
-            ParseError::NotJson(e)
-        }
-    })?;
+    let peek = match fast_route(line) {
+        Some((kind, subtype)) => Peek {
+            kind: Some(Cow::Borrowed(kind)),
+            subtype: subtype.map(Cow::Borrowed),
+        },
+        None => serde_json::from_str::<Peek<'_>>(line).map_err(|e| {
+            if e.is_data() {
+                // JSON, but not an object (e.g. an array or a number).
+                ParseError::NoType
+            } else {
+                ParseError::NotJson(e)
+            }
+        })?,
+    };
     let Some(kind) = peek.kind else {
         return Err(ParseError::NoType);
     };

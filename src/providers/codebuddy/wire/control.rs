@@ -6,8 +6,10 @@
 //! (`allowed`, not Claude's `behavior`).
 
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
+use super::ParseError;
 use super::content::UserContent;
 
 /// `{"type":"control_request","request_id","request":{"subtype",…}}`, either direction.
@@ -130,12 +132,42 @@ pub struct ControlResponseBody {
     pub subtype: String,
     /// The request it answers.
     pub request_id: String,
-    /// The payload (see the typed accessors on [`ControlResponse`]).
+    /// The payload, kept as raw JSON text (the `initialize` answer is ~6 KB and rarely needed whole); see
+    /// the typed accessors on [`ControlResponse`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub response: Option<Value>,
+    pub response: Option<RawJson>,
     /// The message, on `error`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+}
+
+/// A JSON value kept as its text until someone asks for it. Only deserializable straight from JSON text
+/// (serde_json's raw values do not go through `Value` or internally tagged enums).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct RawJson(pub Box<RawValue>);
+
+impl PartialEq for RawJson {
+    fn eq(&self, other: &RawJson) -> bool {
+        self.0.get() == other.0.get()
+    }
+}
+
+impl RawJson {
+    /// Wraps a value.
+    pub fn from_value(v: &Value) -> Option<RawJson> {
+        serde_json::value::to_raw_value(v).ok().map(RawJson)
+    }
+
+    /// The raw text.
+    pub fn get(&self) -> &str {
+        self.0.get()
+    }
+
+    /// Parses it into `T`.
+    pub fn parse<T: serde::de::DeserializeOwned>(&self) -> Option<T> {
+        serde_json::from_str(self.0.get()).ok()
+    }
 }
 
 /// The payload answering `initialize`. Note: `account.token` echoes the API key, so do not log it.
@@ -235,7 +267,7 @@ impl ControlResponse {
             response: ControlResponseBody {
                 subtype: "success".to_owned(),
                 request_id: request_id.to_owned(),
-                response: Some(payload),
+                response: RawJson::from_value(&payload),
                 error: None,
             },
         }
@@ -248,17 +280,17 @@ impl ControlResponse {
 
     /// The `initialize` payload, if this is one.
     pub fn as_initialize(&self) -> Option<InitializeResponse> {
-        serde_json::from_value(self.response.response.clone()?).ok()
+        self.response.response.as_ref()?.parse()
     }
 
     /// The `interrupt` payload, if this is one.
     pub fn as_interrupt(&self) -> Option<InterruptResponse> {
-        serde_json::from_value(self.response.response.clone()?).ok()
+        self.response.response.as_ref()?.parse()
     }
 
     /// The permission answer, if this is one (host → CLI).
     pub fn as_permission(&self) -> Option<PermissionResponse> {
-        serde_json::from_value(self.response.response.clone()?).ok()
+        self.response.response.as_ref()?.parse()
     }
 }
 
@@ -284,8 +316,8 @@ pub struct UserInput {
     pub parent_tool_use_id: Option<String>,
 }
 
-/// What the host writes on stdin in the control transport.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// What the host writes on stdin in the control transport (read back with [`InputFrame::parse_line`]).
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum InputFrame {
     /// A prompt. Write one only when no turn is running: a frame written mid-turn starts a concurrent turn
@@ -336,6 +368,31 @@ impl InputFrame {
     /// The answer to `can_use_tool` request `request_id`.
     pub fn permission(request_id: &str, answer: &PermissionResponse) -> InputFrame {
         InputFrame::ControlResponse(ControlResponse::permission(request_id, answer))
+    }
+
+    /// Parses a line the host wrote (e.g. from a recorded transcript).
+    pub fn parse_line(line: &str) -> Result<InputFrame, ParseError> {
+        #[derive(Deserialize)]
+        struct Kind<'a> {
+            #[serde(borrow, rename = "type")]
+            kind: Option<std::borrow::Cow<'a, str>>,
+        }
+        let k: Kind<'_> = serde_json::from_str(line).map_err(ParseError::NotJson)?;
+        let kind = k.kind.ok_or(ParseError::NoType)?;
+        let malformed = |source| ParseError::Malformed {
+            kind: kind.to_string(),
+            source,
+        };
+        match kind.as_ref() {
+            "user" => serde_json::from_str(line).map(InputFrame::User).map_err(malformed),
+            "control_request" => serde_json::from_str(line)
+                .map(InputFrame::ControlRequest)
+                .map_err(malformed),
+            "control_response" => serde_json::from_str(line)
+                .map(InputFrame::ControlResponse)
+                .map_err(malformed),
+            _ => Err(ParseError::NoType),
+        }
     }
 
     /// The frame as one line, newline included.
