@@ -384,7 +384,9 @@ impl InputFrame {
             source,
         };
         match kind.as_ref() {
-            "user" => serde_json::from_str(line).map(InputFrame::User).map_err(malformed),
+            "user" => serde_json::from_str(line)
+                .map(InputFrame::User)
+                .map_err(malformed),
             "control_request" => serde_json::from_str(line)
                 .map(InputFrame::ControlRequest)
                 .map_err(malformed),

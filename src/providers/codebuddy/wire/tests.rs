@@ -332,8 +332,14 @@ fn tolerance_and_typed_errors() {
         "{e}"
     );
     assert!(parse_line("{\"type\":\"error\",\"error\":\"x\"}\r\n").is_ok());
-    assert!(matches!(InputFrame::parse_line(r#"{"type":"result"}"#), Err(ParseError::NoType)));
-    assert!(matches!(InputFrame::parse_line(r#"{"type":"user"}"#), Err(ParseError::Malformed { .. })));
+    assert!(matches!(
+        InputFrame::parse_line(r#"{"type":"result"}"#),
+        Err(ParseError::NoType)
+    ));
+    assert!(matches!(
+        InputFrame::parse_line(r#"{"type":"user"}"#),
+        Err(ParseError::Malformed { .. })
+    ));
     // The fast route and the slow one agree, also when `type` is not the first key.
     let a = parse_line(r#"{"subtype":"status","type":"system","status":null}"#).unwrap();
     assert!(matches!(a, Frame::SystemStatus(_)));
