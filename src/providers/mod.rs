@@ -1,3 +1,5 @@
 //! Provider drivers, one module per coding-agent CLI.
 
 pub mod claude;
+pub mod codebuddy;
+pub mod cursor;

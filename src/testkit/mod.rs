@@ -2,7 +2,9 @@
 
 pub mod claude_env;
 pub mod cli;
+pub mod codebuddy_env;
 pub mod conformance;
+pub mod fake_cursor;
 pub mod mock;
 pub mod reference;
 pub mod store;

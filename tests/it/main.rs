@@ -1,7 +1,9 @@
 //! The one integration-test binary: each module is one area of the system.
 
 mod claude_lab;
+mod codebuddy_lab;
 mod conformance;
+mod cursor_fake;
 mod process;
 mod runtime;
 mod store;

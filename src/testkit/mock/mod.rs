@@ -1,3 +1,4 @@
 //! Scriptable mock model servers on 127.0.0.1 that the real CLIs talk to in tests.
 
 pub mod anthropic;
+pub mod chat;
