@@ -3,12 +3,11 @@
 //! host user's configuration. Shared by the recording harness (`tests/it/codebuddy_lab`) and the CodeBuddy
 //! driver's tests.
 //!
-//! It builds a `tokio::process::Command` for tests; it never spawns anything itself.
+//! It never spawns anything: drivers spawn through `driver::process`, the lab harness in `tests/`.
 
 use std::collections::BTreeMap;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 
 /// The dummy API key. The CLI sends it as `Authorization: Bearer` and `X-API-Key`, and echoes it back in
 /// the `initialize` control response (`account.token`), so never put a real key here.
@@ -150,28 +149,6 @@ impl CodeBuddyEnv {
         ]
         .map(str::to_owned)
         .to_vec()
-    }
-
-    /// A command for `bin` with an emptied environment plus [`CodeBuddyEnv::vars`], cwd = [`CodeBuddyEnv::cwd`],
-    /// piped stdio and `kill_on_drop`. For tests and the recording harness only.
-    pub fn command(&self, bin: &Path, args: &[String]) -> tokio::process::Command {
-        let mut cmd = tokio::process::Command::new(bin);
-        cmd.args(args)
-            .env_clear()
-            .envs(&self.vars)
-            .current_dir(&self.cwd)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
-        cmd
-    }
-
-    /// [`CodeBuddyEnv::command`] plus `CODEBUDDY_CODE_ENTRYPOINT=sdk-py`, for the control transport.
-    pub fn control_command(&self, bin: &Path, args: &[String]) -> tokio::process::Command {
-        let mut cmd = self.command(bin, args);
-        cmd.env("CODEBUDDY_CODE_ENTRYPOINT", "sdk-py");
-        cmd
     }
 
     /// The JSONL transcript the CLI keeps for `session_id`, if it exists:

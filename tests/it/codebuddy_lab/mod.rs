@@ -74,12 +74,23 @@ impl Lab {
 
     /// A headless command.
     pub fn headless(&self, args: &[String]) -> Command {
-        self.env.command(&self.bin, args)
+        let mut cmd = Command::new(&self.bin);
+        cmd.args(args)
+            .env_clear()
+            .envs(self.env.vars())
+            .current_dir(&self.env.cwd)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .kill_on_drop(true);
+        cmd
     }
 
     /// A control-transport command.
     pub fn control(&self, args: &[String]) -> Command {
-        self.env.control_command(&self.bin, args)
+        let mut cmd = self.headless(args);
+        cmd.env("CODEBUDDY_CODE_ENTRYPOINT", "sdk-py");
+        cmd
     }
 
     /// Runs a headless command to completion (stdin closed at once, 60 s cap).
