@@ -1,1 +1,3 @@
 //! Provider drivers, one module per coding-agent CLI.
+
+pub mod codex;

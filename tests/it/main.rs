@@ -1,1 +1,2 @@
 //! The one integration-test binary: each module is one area of the system.
+mod codex_lab;

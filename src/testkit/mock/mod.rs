@@ -1,1 +1,3 @@
 //! Scriptable mock model servers on 127.0.0.1 that the real CLIs talk to in tests.
+
+pub mod responses;

@@ -1,0 +1,489 @@
+//! App-server data types shared by notifications, responses and client frames: `ThreadItem`,
+//! `Turn`, `Thread`, `TurnError`, `UserInput`, token usage, statuses.
+//!
+//! Field names are camelCase on the wire (except `text_elements`, which Codex spells snake_case).
+//! Items nested in other frames never fail the frame: an unknown or malformed item becomes
+//! [`ThreadItem::Unknown`].
+
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::Value;
+
+/// One user input element (`turn/start.input`, `turn/steer.input`, `userMessage.content`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum UserInput {
+    /// Plain text; `text_elements` are UI spans (send `[]`).
+    Text {
+        /// The text.
+        text: String,
+        /// UI-defined spans inside `text`.
+        #[serde(default)]
+        text_elements: Vec<Value>,
+    },
+    /// An image by URL.
+    Image {
+        /// The URL (`data:` URLs work).
+        url: String,
+    },
+    /// A local image file.
+    LocalImage {
+        /// Absolute path.
+        path: String,
+    },
+    /// A skill reference (`$name` in the TUI).
+    Skill {
+        /// Skill name.
+        name: String,
+        /// Path of the skill's `SKILL.md`.
+        path: String,
+    },
+    /// An input kind this version does not know (only produced when parsing).
+    #[serde(other)]
+    Other,
+}
+
+impl UserInput {
+    /// A text input with no UI spans, as the TUI sends it.
+    pub fn text(text: impl Into<String>) -> Self {
+        UserInput::Text {
+            text: text.into(),
+            text_elements: Vec::new(),
+        }
+    }
+}
+
+/// `turn.status`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum TurnStatus {
+    /// Finished normally.
+    Completed,
+    /// Stopped by `turn/interrupt` (or a `cancel` approval decision).
+    Interrupted,
+    /// Failed (see `turn.error`).
+    Failed,
+    /// Running.
+    InProgress,
+    /// A status this version does not know.
+    #[serde(other)]
+    Other,
+}
+
+/// Status of command, file-change and MCP items.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ItemStatus {
+    /// Running (or waiting for approval).
+    InProgress,
+    /// Finished.
+    Completed,
+    /// Failed.
+    Failed,
+    /// Refused by an approval decision.
+    Declined,
+    /// A status this version does not know.
+    #[serde(other)]
+    Other,
+}
+
+/// `TurnError`: the error of a failed turn and of the `error` notification.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TurnError {
+    /// Message (may be a provider's JSON error body as text).
+    pub message: String,
+    /// Classification, e.g. `"badRequest"`, `"unauthorized"` or `{"responseStreamDisconnected":{…}}`.
+    #[serde(default)]
+    pub codex_error_info: Option<Value>,
+    /// Extra detail.
+    #[serde(default)]
+    pub additional_details: Option<String>,
+}
+
+/// A turn, as in `turn/started`, `turn/completed` and the `turn/start` response.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Turn {
+    /// Turn id (UUIDv7).
+    pub id: String,
+    /// Items included in this payload (often empty; see `itemsView`).
+    #[serde(default)]
+    pub items: Vec<ThreadItem>,
+    /// Status.
+    pub status: TurnStatus,
+    /// Error of a failed turn.
+    #[serde(default)]
+    pub error: Option<TurnError>,
+    /// Duration in ms, once completed.
+    #[serde(default)]
+    pub duration_ms: Option<i64>,
+    /// Unix seconds.
+    #[serde(default)]
+    pub started_at: Option<i64>,
+    /// Unix seconds.
+    #[serde(default)]
+    pub completed_at: Option<i64>,
+}
+
+/// A thread, as in `thread/started` and the `thread/start|resume|fork` responses.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Thread {
+    /// Thread id (the resume id).
+    pub id: String,
+    /// Session id.
+    #[serde(default)]
+    pub session_id: Option<String>,
+    /// First user message, for lists.
+    #[serde(default)]
+    pub preview: Option<String>,
+    /// Model provider id.
+    #[serde(default)]
+    pub model_provider: Option<String>,
+    /// Working directory.
+    #[serde(default)]
+    pub cwd: Option<String>,
+    /// The thread this one was forked from.
+    #[serde(default)]
+    pub forked_from_id: Option<String>,
+    /// Rollout path on disk.
+    #[serde(default)]
+    pub path: Option<String>,
+    /// Whether it is persisted.
+    #[serde(default)]
+    pub ephemeral: Option<bool>,
+    /// Turns (only when loaded).
+    #[serde(default)]
+    pub turns: Vec<Value>,
+}
+
+/// One side of `thread/tokenUsage/updated.tokenUsage`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TokenUsageBreakdown {
+    /// Total tokens.
+    #[serde(default)]
+    pub total_tokens: u64,
+    /// Input tokens.
+    #[serde(default)]
+    pub input_tokens: u64,
+    /// Cached input tokens.
+    #[serde(default)]
+    pub cached_input_tokens: u64,
+    /// Cache-write input tokens.
+    #[serde(default)]
+    pub cache_write_input_tokens: u64,
+    /// Output tokens.
+    #[serde(default)]
+    pub output_tokens: u64,
+    /// Reasoning output tokens.
+    #[serde(default)]
+    pub reasoning_output_tokens: u64,
+}
+
+/// `tokenUsage`: running total for the thread and the last request.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadTokenUsage {
+    /// Thread total.
+    #[serde(default)]
+    pub total: TokenUsageBreakdown,
+    /// Last model request.
+    #[serde(default)]
+    pub last: TokenUsageBreakdown,
+    /// Context window of the model, if known.
+    #[serde(default)]
+    pub model_context_window: Option<u64>,
+}
+
+/// A thread item, by `type`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ThreadItem {
+    /// `userMessage`; `clientId` echoes `clientUserMessageId` of `turn/start` / `turn/steer`.
+    UserMessage(UserMessageItem),
+    /// `agentMessage`.
+    AgentMessage(AgentMessageItem),
+    /// `reasoning`.
+    Reasoning(ReasoningItem),
+    /// `commandExecution`.
+    CommandExecution(CommandExecutionItem),
+    /// `fileChange`.
+    FileChange(FileChangeItem),
+    /// `mcpToolCall`.
+    McpToolCall(McpToolCallItem),
+    /// `webSearch`.
+    WebSearch(WebSearchItem),
+    /// `plan` (plan-mode proposal text).
+    Plan(PlanItem),
+    /// `contextCompaction`.
+    ContextCompaction {
+        /// Item id.
+        id: String,
+    },
+    /// Any other item type (`dynamicToolCall`, `collabAgentToolCall`, `imageView`, …) or a known
+    /// type whose shape did not match, kept as is.
+    Unknown(Value),
+}
+
+/// `userMessage` item.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UserMessageItem {
+    /// Item id.
+    pub id: String,
+    /// The input elements.
+    #[serde(default)]
+    pub content: Vec<UserInput>,
+    /// The client's message id (the delivery acknowledgement of a steer).
+    #[serde(default)]
+    pub client_id: Option<String>,
+}
+
+/// `agentMessage` item.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentMessageItem {
+    /// Item id (the model's message id, e.g. `msg_…`).
+    pub id: String,
+    /// Full text (empty in `item/started`).
+    #[serde(default)]
+    pub text: String,
+    /// `commentary` / `final_answer` when the model sets it.
+    #[serde(default)]
+    pub phase: Option<String>,
+}
+
+/// `reasoning` item.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReasoningItem {
+    /// Item id.
+    pub id: String,
+    /// Summary parts.
+    #[serde(default)]
+    pub summary: Vec<String>,
+    /// Raw reasoning parts.
+    #[serde(default)]
+    pub content: Vec<String>,
+}
+
+/// `commandExecution` item.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CommandExecutionItem {
+    /// Item id (the model's call id).
+    pub id: String,
+    /// The command line, e.g. `/bin/bash -lc 'echo hi'`.
+    pub command: String,
+    /// Working directory.
+    #[serde(default)]
+    pub cwd: Option<String>,
+    /// Status.
+    pub status: ItemStatus,
+    /// Exit code once finished.
+    #[serde(default)]
+    pub exit_code: Option<i32>,
+    /// Collected output once finished.
+    #[serde(default)]
+    pub aggregated_output: Option<String>,
+    /// Duration in ms once finished.
+    #[serde(default)]
+    pub duration_ms: Option<i64>,
+    /// Parsed actions (`[{type:"unknown"|"read"|…, command, …}]`).
+    #[serde(default)]
+    pub command_actions: Vec<Value>,
+}
+
+/// `fileChange` item.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FileChangeItem {
+    /// Item id.
+    pub id: String,
+    /// Changed files.
+    #[serde(default)]
+    pub changes: Vec<FileUpdateChange>,
+    /// Status.
+    pub status: ItemStatus,
+}
+
+/// One entry of `fileChange.changes`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FileUpdateChange {
+    /// Absolute path.
+    pub path: String,
+    /// `{"type":"add"|"delete"|"update", "move_path"?}`.
+    #[serde(default)]
+    pub kind: Value,
+    /// Unified diff.
+    #[serde(default)]
+    pub diff: Option<String>,
+}
+
+/// `mcpToolCall` item.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct McpToolCallItem {
+    /// Item id.
+    pub id: String,
+    /// MCP server name.
+    pub server: String,
+    /// Tool name.
+    pub tool: String,
+    /// Arguments.
+    #[serde(default)]
+    pub arguments: Value,
+    /// Result on success.
+    #[serde(default)]
+    pub result: Option<Value>,
+    /// Error on failure.
+    #[serde(default)]
+    pub error: Option<Value>,
+    /// Status.
+    pub status: ItemStatus,
+    /// Duration once finished.
+    #[serde(default)]
+    pub duration_ms: Option<i64>,
+}
+
+/// `webSearch` item.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WebSearchItem {
+    /// Item id.
+    pub id: String,
+    /// The query.
+    #[serde(default)]
+    pub query: String,
+    /// The provider's action object.
+    #[serde(default)]
+    pub action: Option<Value>,
+}
+
+/// `plan` item.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct PlanItem {
+    /// Item id.
+    pub id: String,
+    /// Plan text.
+    #[serde(default)]
+    pub text: String,
+}
+
+impl ThreadItem {
+    /// The item id, when present.
+    pub fn id(&self) -> Option<&str> {
+        match self {
+            ThreadItem::UserMessage(i) => Some(&i.id),
+            ThreadItem::AgentMessage(i) => Some(&i.id),
+            ThreadItem::Reasoning(i) => Some(&i.id),
+            ThreadItem::CommandExecution(i) => Some(&i.id),
+            ThreadItem::FileChange(i) => Some(&i.id),
+            ThreadItem::McpToolCall(i) => Some(&i.id),
+            ThreadItem::WebSearch(i) => Some(&i.id),
+            ThreadItem::Plan(i) => Some(&i.id),
+            ThreadItem::ContextCompaction { id } => Some(id),
+            ThreadItem::Unknown(v) => v.get("id").and_then(Value::as_str),
+        }
+    }
+
+    /// The wire `type` of the item.
+    pub fn kind(&self) -> &str {
+        match self {
+            ThreadItem::UserMessage(_) => "userMessage",
+            ThreadItem::AgentMessage(_) => "agentMessage",
+            ThreadItem::Reasoning(_) => "reasoning",
+            ThreadItem::CommandExecution(_) => "commandExecution",
+            ThreadItem::FileChange(_) => "fileChange",
+            ThreadItem::McpToolCall(_) => "mcpToolCall",
+            ThreadItem::WebSearch(_) => "webSearch",
+            ThreadItem::Plan(_) => "plan",
+            ThreadItem::ContextCompaction { .. } => "contextCompaction",
+            ThreadItem::Unknown(v) => v.get("type").and_then(Value::as_str).unwrap_or(""),
+        }
+    }
+
+    /// Builds the typed item from a JSON value; unknown or malformed items become `Unknown`.
+    pub fn from_value(v: Value) -> Self {
+        fn typed<T: serde::de::DeserializeOwned>(v: &Value, wrap: fn(T) -> ThreadItem) -> Option<ThreadItem> {
+            T::deserialize(v).ok().map(wrap)
+        }
+        let parsed = match v.get("type").and_then(Value::as_str) {
+            Some("userMessage") => typed(&v, ThreadItem::UserMessage),
+            Some("agentMessage") => typed(&v, ThreadItem::AgentMessage),
+            Some("reasoning") => typed(&v, ThreadItem::Reasoning),
+            Some("commandExecution") => typed(&v, ThreadItem::CommandExecution),
+            Some("fileChange") => typed(&v, ThreadItem::FileChange),
+            Some("mcpToolCall") => typed(&v, ThreadItem::McpToolCall),
+            Some("webSearch") => typed(&v, ThreadItem::WebSearch),
+            Some("plan") => typed(&v, ThreadItem::Plan),
+            Some("contextCompaction") => v
+                .get("id")
+                .and_then(Value::as_str)
+                .map(|id| ThreadItem::ContextCompaction { id: id.to_owned() }),
+            _ => None,
+        };
+        parsed.unwrap_or(ThreadItem::Unknown(v))
+    }
+}
+
+impl<'de> Deserialize<'de> for ThreadItem {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(ThreadItem::from_value(Value::deserialize(d)?))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn thread_items_parse_by_type_and_degrade_to_unknown() {
+        let item = ThreadItem::from_value(
+            json!({"type":"userMessage","id":"u1","clientId":"c-1","content":[{"type":"text","text":"hi","text_elements":[]},{"type":"mention","name":"x"}]}),
+        );
+        let ThreadItem::UserMessage(u) = &item else {
+            panic!("{item:?}")
+        };
+        assert_eq!(u.client_id.as_deref(), Some("c-1"));
+        assert_eq!(u.content, vec![UserInput::text("hi"), UserInput::Other]);
+        let item = ThreadItem::from_value(
+            json!({"type":"commandExecution","id":"c","command":"ls","status":"inProgress","exitCode":null}),
+        );
+        assert!(
+            matches!(item, ThreadItem::CommandExecution(ref c) if c.status == ItemStatus::InProgress && c.exit_code.is_none())
+        );
+        // Known type, wrong shape: kept as Unknown rather than failing the frame.
+        let item = ThreadItem::from_value(json!({"type":"commandExecution","id":"c"}));
+        assert!(matches!(item, ThreadItem::Unknown(_)));
+        assert_eq!(item.kind(), "commandExecution");
+        let item = ThreadItem::from_value(json!({"type":"sleep","id":"s","durationMs":5}));
+        assert_eq!(item.id(), Some("s"));
+    }
+
+    #[test]
+    fn user_input_serializes_like_the_tui() {
+        assert_eq!(
+            serde_json::to_value(UserInput::text("hi")).unwrap(),
+            json!({"type":"text","text":"hi","text_elements":[]})
+        );
+        assert_eq!(
+            serde_json::to_value(UserInput::LocalImage {
+                path: "/a.png".into()
+            })
+            .unwrap(),
+            json!({"type":"localImage","path":"/a.png"})
+        );
+    }
+
+    #[test]
+    fn turn_status_and_error_parse() {
+        let t: Turn = serde_json::from_value(json!({"id":"t","items":[],"status":"failed","error":{"message":"x","codexErrorInfo":"badRequest"}})).unwrap();
+        assert_eq!(t.status, TurnStatus::Failed);
+        assert_eq!(t.error.unwrap().codex_error_info, Some(json!("badRequest")));
+        let t: Turn = serde_json::from_value(json!({"id":"t","status":"paused"})).unwrap();
+        assert_eq!(t.status, TurnStatus::Other);
+    }
+}
