@@ -31,9 +31,7 @@ impl Cli {
     pub fn install_path(self) -> &'static str {
         match self {
             Cli::Claude => ".tools/npm/node_modules/@anthropic-ai/claude-code-linux-x64/claude",
-            Cli::Codex => {
-                ".tools/npm/node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex"
-            }
+            Cli::Codex => ".tools/npm/node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex",
             Cli::CodeBuddy => ".tools/npm/node_modules/@tencent-ai/agent-sdk/cli/bin/codebuddy",
         }
     }
