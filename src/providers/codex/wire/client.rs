@@ -1,5 +1,7 @@
 //! Frames the driver writes to `codex app-server`: requests (with typed params), the
-//! `initialized` notification, answers to server requests, and the typed results of our requests.
+//! `initialized` notification and answers to server requests. The typed results of our requests
+//! are in [`super::results`]; parsing these frames back (for fakes and tests) is
+//! [`super::client_parse`].
 //!
 //! Every frame is one compact JSON object per line, `{"id":…,"method":…,"params":…}`, with no
 //! `jsonrpc` marker (Codex accepts frames without it). [`ClientRequest::to_line`] returns the text
@@ -9,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::RequestId;
-use super::items::{Thread, Turn, UserInput};
+use super::items::UserInput;
 use super::rpc::RpcError;
 
 /// `initialize` params.
@@ -129,6 +131,9 @@ pub struct ThreadResumeParams {
     /// Extra developer message.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub developer_instructions: Option<String>,
+    /// Do not send the full turn history back in the response (avoids a `deprecationNotice`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exclude_turns: Option<bool>,
 }
 
 /// `thread/fork` params.
@@ -152,6 +157,9 @@ pub struct ThreadForkParams {
     /// Do not persist the fork.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ephemeral: Option<bool>,
+    /// Do not send the full turn history back in the response (avoids a `deprecationNotice`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exclude_turns: Option<bool>,
 }
 
 /// Collaboration mode of a turn (experimental; needs `experimentalApi`).
@@ -367,89 +375,6 @@ pub fn error_response(id: &RequestId, code: i64, message: &str) -> String {
         },
     })
     .unwrap_or_default()
-}
-
-/// `initialize` result.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct InitializeResponse {
-    /// `<clientInfo.name>/0.171.0 (…)`.
-    pub user_agent: String,
-    /// The resolved `CODEX_HOME`.
-    #[serde(default)]
-    pub codex_home: Option<String>,
-    /// `unix`.
-    #[serde(default)]
-    pub platform_family: Option<String>,
-    /// `linux`.
-    #[serde(default)]
-    pub platform_os: Option<String>,
-}
-
-/// `thread/start`, `thread/resume` and `thread/fork` result.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ThreadResponse {
-    /// The thread (its `id` is the resume id).
-    pub thread: Thread,
-    /// Effective model.
-    #[serde(default)]
-    pub model: Option<String>,
-    /// Effective provider.
-    #[serde(default)]
-    pub model_provider: Option<String>,
-    /// Effective approval policy (string or `{granular:…}`).
-    #[serde(default)]
-    pub approval_policy: Option<Value>,
-    /// Effective sandbox policy.
-    #[serde(default)]
-    pub sandbox: Option<Value>,
-}
-
-/// `turn/start` result.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct TurnStartResponse {
-    /// The turn (status `inProgress`). During an active turn this is the ACTIVE turn's id: the
-    /// input was injected like a steer.
-    pub turn: Turn,
-}
-
-/// `turn/steer` result.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct TurnSteerResponse {
-    /// The active turn the input joined.
-    pub turn_id: String,
-}
-
-/// `model/list` result.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ModelListResponse {
-    /// Models.
-    pub data: Vec<ModelInfo>,
-    /// Next page.
-    #[serde(default)]
-    pub next_cursor: Option<String>,
-}
-
-/// One model of `model/list`.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ModelInfo {
-    /// Id.
-    pub id: String,
-    /// Slug to pass as `model`.
-    pub model: String,
-    /// Display name.
-    #[serde(default)]
-    pub display_name: String,
-    /// Whether it is the default.
-    #[serde(default)]
-    pub is_default: bool,
-    /// Hidden from pickers.
-    #[serde(default)]
-    pub hidden: bool,
 }
 
 #[cfg(test)]

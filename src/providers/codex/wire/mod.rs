@@ -1,6 +1,8 @@
 //! Exact serde mirror of the two Codex CLI 0.171.0 protocols: the `codex exec --json` JSONL event
-//! stream ([`exec`]) and the `codex app-server` JSON-RPC over stdio ([`rpc`] for what the server
-//! sends, [`client`] for what a driver sends).
+//! stream ([`exec`]) and the `codex app-server` JSON-RPC over stdio. For app-server, [`rpc`],
+//! [`notify`], [`server_request`] and [`items`] cover what the server sends; [`client`] what a
+//! driver sends and [`results`] the typed answers to it; [`client_parse`] reads client frames back
+//! (for fakes and tests).
 //!
 //! Parsing is tolerant by design:
 //! - an unknown event type, notification method, server-request method or item type becomes an
@@ -17,9 +19,13 @@
 //! Not here: translation into runtime events (the driver's `translate`), process handling.
 
 pub mod client;
+pub mod client_parse;
 pub mod exec;
+#[cfg(test)]
+mod fixture_tests;
 pub mod items;
 pub mod notify;
+pub mod results;
 pub mod rpc;
 pub mod server_request;
 

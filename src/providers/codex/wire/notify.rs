@@ -55,6 +55,8 @@ pub enum ServerNotification {
     ConfigWarning(ConfigWarningNotification),
     /// `warning`.
     Warning(WarningNotification),
+    /// `deprecationNotice` (e.g. `thread/fork` without `excludeTurns:true`).
+    DeprecationNotice(ConfigWarningNotification),
     /// Any other method, with its params (`Value::Null` if absent).
     Unknown {
         /// The method.
@@ -231,7 +233,7 @@ pub struct ServerRequestResolvedNotification {
     pub request_id: RequestId,
 }
 
-/// `configWarning` params.
+/// `configWarning` and `deprecationNotice` params.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct ConfigWarningNotification {
     /// Summary.
@@ -279,6 +281,7 @@ impl ServerNotification {
             "serverRequest/resolved" => Self::ServerRequestResolved(p(params)?),
             "configWarning" => Self::ConfigWarning(p(params)?),
             "warning" => Self::Warning(p(params)?),
+            "deprecationNotice" => Self::DeprecationNotice(p(params)?),
             other => Self::Unknown {
                 method: other.to_owned(),
                 params: match params {
