@@ -428,6 +428,40 @@ impl ThreadItem {
     }
 }
 
+impl ThreadItem {
+    /// Parses an item from its JSON text: a direct typed parse for known types (the hot path of
+    /// `item/started` / `item/completed`), falling back to [`ThreadItem::from_value`] for
+    /// unknown types, odd shapes or duplicate keys.
+    pub fn from_json(raw: &str) -> Result<Self, serde_json::Error> {
+        #[derive(Deserialize)]
+        struct Probe<'a> {
+            #[serde(borrow, rename = "type")]
+            kind: Option<std::borrow::Cow<'a, str>>,
+        }
+        fn typed<T: serde::de::DeserializeOwned>(raw: &str, wrap: fn(T) -> ThreadItem) -> Option<ThreadItem> {
+            serde_json::from_str(raw).ok().map(wrap)
+        }
+        let fast = match serde_json::from_str::<Probe<'_>>(raw).ok().and_then(|p| p.kind) {
+            Some(kind) => match kind.as_ref() {
+                "userMessage" => typed(raw, ThreadItem::UserMessage),
+                "agentMessage" => typed(raw, ThreadItem::AgentMessage),
+                "reasoning" => typed(raw, ThreadItem::Reasoning),
+                "commandExecution" => typed(raw, ThreadItem::CommandExecution),
+                "fileChange" => typed(raw, ThreadItem::FileChange),
+                "mcpToolCall" => typed(raw, ThreadItem::McpToolCall),
+                "webSearch" => typed(raw, ThreadItem::WebSearch),
+                "plan" => typed(raw, ThreadItem::Plan),
+                _ => None,
+            },
+            None => None,
+        };
+        match fast {
+            Some(item) => Ok(item),
+            None => Ok(ThreadItem::from_value(serde_json::from_str(raw)?)),
+        }
+    }
+}
+
 impl<'de> Deserialize<'de> for ThreadItem {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         Ok(ThreadItem::from_value(Value::deserialize(d)?))
@@ -461,6 +495,18 @@ mod tests {
         assert_eq!(item.kind(), "commandExecution");
         let item = ThreadItem::from_value(json!({"type":"sleep","id":"s","durationMs":5}));
         assert_eq!(item.id(), Some("s"));
+        let fast =
+            ThreadItem::from_json(r#"{"type":"agentMessage","id":"m","text":"hi","id":"m2"}"#).unwrap();
+        assert!(
+            matches!(fast, ThreadItem::AgentMessage(ref a) if a.id == "m2" && a.text == "hi"),
+            "{fast:?}"
+        );
+        let fast = ThreadItem::from_json(r#"{"type":"plan","id":"p","text":"1. x"}"#).unwrap();
+        assert!(matches!(fast, ThreadItem::Plan(_)));
+        assert!(matches!(
+            ThreadItem::from_json(r#"{"type":"sleep","id":"s"}"#).unwrap(),
+            ThreadItem::Unknown(_)
+        ));
     }
 
     #[test]

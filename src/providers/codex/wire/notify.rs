@@ -254,6 +254,30 @@ pub struct WarningNotification {
     pub thread_id: Option<String>,
 }
 
+/// `item/*` params with the item parsed on the fast path ([`ThreadItem::from_json`]).
+fn item_notification(params: Option<&str>) -> Result<ItemNotification, serde_json::Error> {
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Raw<'a> {
+        #[serde(borrow)]
+        item: &'a serde_json::value::RawValue,
+        #[serde(default)]
+        thread_id: String,
+        #[serde(default)]
+        turn_id: String,
+    }
+    let text = params.unwrap_or("null");
+    match serde_json::from_str::<Raw<'_>>(text) {
+        Ok(raw) => Ok(ItemNotification {
+            item: ThreadItem::from_json(raw.item.get())?,
+            thread_id: raw.thread_id,
+            turn_id: raw.turn_id,
+        }),
+        // Duplicate keys or a missing item: the tolerant derived path decides.
+        Err(_) => from_str_tolerant(text),
+    }
+}
+
 impl ServerNotification {
     /// Parses the params (raw JSON text, or `None` when absent) of `method`.
     pub fn parse(method: &str, params: Option<&str>) -> Result<Self, serde_json::Error> {
@@ -269,8 +293,8 @@ impl ServerNotification {
             "turn/completed" => Self::TurnCompleted(p(params)?),
             "turn/plan/updated" => Self::TurnPlanUpdated(p(params)?),
             "turn/diff/updated" => Self::TurnDiffUpdated(p(params)?),
-            "item/started" => Self::ItemStarted(p(params)?),
-            "item/completed" => Self::ItemCompleted(p(params)?),
+            "item/started" => Self::ItemStarted(item_notification(params)?),
+            "item/completed" => Self::ItemCompleted(item_notification(params)?),
             "item/agentMessage/delta" => Self::AgentMessageDelta(p(params)?),
             "item/plan/delta" => Self::PlanDelta(p(params)?),
             "item/reasoning/summaryTextDelta" => Self::ReasoningSummaryTextDelta(p(params)?),

@@ -13,8 +13,8 @@ use super::notify::ServerNotification;
 use super::server_request::ServerRequest;
 use super::{RequestId, WireError, from_str_tolerant};
 
-/// One app-server message.
-#[derive(Debug, Clone, PartialEq)]
+/// One app-server message. (No `PartialEq`: a response keeps its `result` as raw JSON text.)
+#[derive(Debug, Clone)]
 pub enum RpcMessage {
     /// A notification; `emitted_at_ms` is Codex's top-level `emittedAtMs` timestamp, when present.
     Notification {
@@ -31,12 +31,13 @@ pub enum RpcMessage {
         request: ServerRequest,
     },
     /// A successful response to one of our requests; decode `result` with [`RpcMessage::decode`]
-    /// or the typed response structs in [`super::client`].
+    /// into the typed results in [`super::results`]. It stays raw JSON until decoded, because
+    /// some results are large (`model/list`, `thread/start`) and the driver often needs one field.
     Response {
         /// Our request id.
         id: RequestId,
-        /// The result object.
-        result: Value,
+        /// The result, as JSON text (`null` when absent).
+        result: Box<RawValue>,
     },
     /// An error response (`id` is absent only for unparseable requests).
     Error {
@@ -62,12 +63,17 @@ pub struct RpcError {
 }
 
 impl RpcMessage {
-    /// Decodes a response's `result` into `T` (e.g. `ThreadStartResponse`).
+    /// Decodes a response's `result` into `T` (e.g. `ThreadResponse`); `None` for other messages.
     pub fn decode<T: DeserializeOwned>(&self) -> Option<Result<T, serde_json::Error>> {
         match self {
-            RpcMessage::Response { result, .. } => Some(T::deserialize(result)),
+            RpcMessage::Response { result, .. } => Some(from_str_tolerant(result.get())),
             _ => None,
         }
+    }
+
+    /// A response's `result` as a `Value`; `None` for other messages.
+    pub fn result_value(&self) -> Option<Result<Value, serde_json::Error>> {
+        self.decode()
     }
 }
 
@@ -128,11 +134,13 @@ pub fn parse_rpc_line(line: &str) -> Result<RpcMessage, WireError> {
             match id {
                 Some(id) => {
                     let result = match probe.result {
-                        Some(r) => serde_json::from_str(r.get()).map_err(|source| WireError::Shape {
-                            kind: "response".into(),
-                            source,
-                        })?,
-                        None => Value::Null,
+                        Some(r) => r.to_owned(),
+                        None => {
+                            RawValue::from_string("null".to_owned()).map_err(|source| WireError::Shape {
+                                kind: "response".into(),
+                                source,
+                            })?
+                        }
                     };
                     Ok(RpcMessage::Response { id, result })
                 }
@@ -167,14 +175,22 @@ mod tests {
             }
         ));
         let m = parse_rpc_line(r#"{"id":"a","result":{"turnId":"u"}}"#).unwrap();
-        assert!(
-            matches!(&m, RpcMessage::Response { id: RequestId::Str(s), result } if s == "a" && result["turnId"] == "u")
-        );
+        assert!(matches!(&m, RpcMessage::Response { id: RequestId::Str(s), .. } if s == "a"));
         let m = parse_rpc_line(r#"{"id":4,"error":{"code":-32600,"message":"no active turn to steer"}}"#)
             .unwrap();
         assert!(
             matches!(m, RpcMessage::Error { id: Some(RequestId::Int(4)), error } if error.code == -32600)
         );
+    }
+
+    #[test]
+    fn responses_decode_lazily() {
+        let m = parse_rpc_line(r#"{"id":"a","result":{"turnId":"u"}}"#).unwrap();
+        assert_eq!(m.result_value().unwrap().unwrap()["turnId"], "u");
+        let m = parse_rpc_line(r#"{"id":2}"#).unwrap();
+        assert_eq!(m.result_value().unwrap().unwrap(), Value::Null);
+        let n = parse_rpc_line(r#"{"method":"warning","params":{"message":"m"}}"#).unwrap();
+        assert!(n.result_value().is_none());
     }
 
     #[test]
