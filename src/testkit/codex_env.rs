@@ -178,6 +178,7 @@ mod tests {
     fn writes_a_parseable_config_and_isolated_env() {
         let dir = tempfile::tempdir().unwrap();
         let opts = CodexEnvOptions {
+            features: vec![("request_permissions_tool".into(), true)],
             extra_toml: "\n[sandbox_workspace_write]\nexclude_slash_tmp = true\n".into(),
             ..Default::default()
         };
