@@ -28,6 +28,7 @@ pub mod notify;
 pub mod results;
 pub mod rpc;
 pub mod server_request;
+pub mod thread_item;
 
 use std::fmt;
 

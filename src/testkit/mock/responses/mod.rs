@@ -23,10 +23,11 @@
 //! Every request is logged ([`MockResponses::requests`]); unknown endpoints answer 404 and show up
 //! in the log with [`StreamOutcome::NotFound`]. Codex 0.171.0 calls nothing but `…/responses`.
 //!
-//! Files: `script.rs` (what to answer), `sse.rs` (how a reply becomes events), `server.rs` (axum),
+//! Files: `script.rs` (what to answer), `reply.rs` (one answer), `sse.rs` (how a reply becomes events), `server.rs` (axum),
 //! `log.rs` (the request log).
 
 mod log;
+mod reply;
 mod script;
 mod server;
 mod sse;
@@ -38,7 +39,8 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 pub use log::{RecordedRequest, StreamOutcome};
-pub use script::{Element, Failure, Reply, ReplyFn, Script, Step, Usage};
+pub use reply::{Element, Failure, Reply, Usage};
+pub use script::{ReplyFn, Script, Step};
 pub use sse::{Frame, render};
 
 /// Errors starting the mock.

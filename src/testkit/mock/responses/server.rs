@@ -14,7 +14,8 @@ use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 
 use super::log::{RecordedRequest, StreamOutcome};
-use super::script::{Failure, Script};
+use super::reply::Failure;
+use super::script::Script;
 use super::sse::{self, Frame};
 
 /// State shared by the handler and the [`super::MockResponses`] handle.

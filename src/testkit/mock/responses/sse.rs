@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::script::{Element, Reply};
+use super::reply::{Element, Reply};
 
 /// One step of a rendered stream.
 #[derive(Debug, Clone, PartialEq)]
@@ -119,7 +119,7 @@ pub fn render(reply: &Reply, n: usize, model: &str) -> Vec<Frame> {
     fin["output"] = Value::Array(done_items);
     fin["usage"] = usage;
     match &reply.failure {
-        Some(super::script::Failure::ResponseFailed { code, message }) => {
+        Some(super::reply::Failure::ResponseFailed { code, message }) => {
             fin["status"] = json!("failed");
             fin["error"] = json!({ "code": code, "message": message });
             out.push(Frame::Event(
@@ -297,7 +297,7 @@ fn chunks(s: &str, size: usize) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testkit::mock::responses::script::Usage;
+    use crate::testkit::mock::responses::reply::Usage;
 
     fn types(frames: &[Frame]) -> Vec<String> {
         frames
