@@ -2,4 +2,5 @@
 
 pub mod claude;
 pub mod codebuddy;
+pub mod codex;
 pub mod cursor;

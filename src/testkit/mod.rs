@@ -3,6 +3,7 @@
 pub mod claude_env;
 pub mod cli;
 pub mod codebuddy_env;
+pub mod codex_env;
 pub mod conformance;
 pub mod fake_cursor;
 pub mod mock;

@@ -2,6 +2,7 @@
 
 mod claude_lab;
 mod codebuddy_lab;
+mod codex_lab;
 mod conformance;
 mod cursor_fake;
 mod process;

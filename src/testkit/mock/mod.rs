@@ -2,3 +2,4 @@
 
 pub mod anthropic;
 pub mod chat;
+pub mod responses;
