@@ -156,7 +156,7 @@ mod tests {
         drain(&input[..], capture.clone(), Some(f)).await;
         assert!(capture.is_finished());
         assert_eq!(&capture.full().bytes[..], &input[..]);
-        assert_eq!(&capture.tail()[..], b"line 198\nline 199\n"[2..].as_ref());
+        assert_eq!(&capture.tail()[..], &b"line 198\nline 199\n"[2..]);
         assert_eq!(capture.tail_lossy(), "ne 198\nline 199");
         let lines = lines.lock().unwrap();
         assert_eq!(lines.len(), 200);
