@@ -8,4 +8,5 @@ mod cursor_fake;
 mod process;
 mod runtime;
 mod store;
+mod threads;
 mod tidy;
