@@ -4,6 +4,7 @@
 mod flaky;
 mod ownership;
 mod resume;
+mod standby;
 
 use std::sync::Arc;
 
