@@ -15,6 +15,7 @@
 
 pub mod driver;
 pub mod providers;
+pub mod recorder;
 pub mod runtime;
 pub mod store;
 #[cfg(feature = "testkit")]

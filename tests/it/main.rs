@@ -6,6 +6,7 @@ mod codex_lab;
 mod conformance;
 mod cursor_fake;
 mod process;
+mod recorder;
 mod runtime;
 mod store;
 mod threads;
