@@ -32,7 +32,8 @@
 //!   every event a `cursor` that is never reused and, within a thread, increases in *commit order*, so a
 //!   reader that tails a thread with `read_thread(after_cursor)` sees no gap and no duplicate even while
 //!   several runs append (Postgres serializes appenders of one thread with a transaction-scoped advisory
-//!   lock; SQLite has a single writer). A batch is all-or-nothing.
+//!   lock; SQLite has a single writer). A batch is all-or-nothing. Producers that emit one event at a
+//!   time append through an [`EventWriter`], which group-commits whatever queued up meanwhile.
 //! * **Runs** and **approvals** are what the HTTP service needs to survive a replica crash: runs of a dead
 //!   replica are marked interrupted; an approval is resolved exactly once by compare-and-set.
 //!
@@ -70,6 +71,7 @@ mod rules;
 mod sql_error;
 pub mod sqlite;
 mod types;
+mod writer;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -85,6 +87,7 @@ pub use types::{
     Lease, Lookup, NewEvent, Page, Query, Record, RetentionPolicy, RunRecord, RunState, SessionState,
     ThreadStatus,
 };
+pub use writer::EventWriter;
 
 /// Shorthand for results of store operations.
 pub type StoreResult<T> = Result<T, StoreError>;
