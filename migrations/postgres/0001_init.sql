@@ -53,8 +53,9 @@ CREATE INDEX continuity_thread ON continuity (tenant, thread_key, seq);
 -- The run event log. Cursors come from an identity sequence (never reused); appenders of one thread are
 -- serialized by a transaction-scoped advisory lock, so cursors of a thread increase in commit order.
 -- `event` is `json`, not `jsonb`: the log is never queried inside events, `json` is cheaper to write and
--- replays the exact text. Indexes are the minimum the reads need (every index costs append throughput):
--- the primary key serves per-tenant retention, a BRIN index serves retention by age.
+-- replays the exact text. Indexes are the minimum the reads need (each costs append throughput): the
+-- natural key (tenant, run_id, seq) is the primary key (duplicate detection and read_run), a partial
+-- index serves read_thread, a BRIN index serves retention by age.
 CREATE TABLE events (
     cursor     BIGINT      GENERATED ALWAYS AS IDENTITY,
     tenant     TEXT COLLATE "C" NOT NULL,
@@ -64,9 +65,8 @@ CREATE TABLE events (
     kind       TEXT        NOT NULL,
     event      JSON        NOT NULL,
     at         TIMESTAMPTZ NOT NULL,
-    PRIMARY KEY (tenant, cursor)
+    PRIMARY KEY (tenant, run_id, seq)
 );
-CREATE UNIQUE INDEX events_run_seq ON events (tenant, run_id, seq);
 CREATE INDEX events_thread ON events (tenant, thread_key, cursor) WHERE thread_key IS NOT NULL;
 CREATE INDEX events_at ON events USING brin (at);
 

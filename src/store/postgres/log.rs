@@ -354,10 +354,10 @@ pub(super) async fn retention(tx: &mut PgConnection, policy: &RetentionPolicy) -
     }
     if let Some(cap) = policy.max_events_per_tenant {
         deleted += sqlx::query(
-            "DELETE FROM events e USING (SELECT tenant, cursor FROM \
-                 (SELECT tenant, cursor, ROW_NUMBER() OVER (PARTITION BY tenant ORDER BY cursor DESC) AS rn \
+            "DELETE FROM events e USING (SELECT tenant, run_id, seq FROM \
+                 (SELECT tenant, run_id, seq, ROW_NUMBER() OVER (PARTITION BY tenant ORDER BY cursor DESC) AS rn \
                   FROM events) ranked WHERE rn > $1) doomed \
-             WHERE e.tenant = doomed.tenant AND e.cursor = doomed.cursor",
+             WHERE e.tenant = doomed.tenant AND e.run_id = doomed.run_id AND e.seq = doomed.seq",
         )
         .bind(i64::try_from(cap).unwrap_or(i64::MAX))
         .execute(&mut *tx)
