@@ -166,7 +166,9 @@ pub trait ThreadStore: Send + Sync + 'static {
 
     /// Appends a batch in one transaction and returns the cursors given to it, in batch order. A
     /// duplicate `(tenant, run_id, seq)` — stored already or repeated in the batch — is
-    /// [`StoreError::Conflict`] and nothing of the batch is written.
+    /// [`StoreError::Conflict`] and nothing of the batch is written. After [`StoreError::Unavailable`] the
+    /// batch may or may not have committed (the acknowledgement can be lost with the connection); retrying
+    /// the same batch is safe: it is written once, or answered with `Conflict` if it already was.
     async fn append_events(&self, batch: Vec<NewEvent>) -> StoreResult<Vec<u64>>;
 
     /// A run's events with `seq > after_seq` (all when `None`), by `seq`, at most `limit`.
@@ -276,5 +278,27 @@ mod tests {
         let err = open("mysql://root@localhost/x").await.err().unwrap();
         assert!(matches!(err, StoreError::Invalid { .. }), "{err}");
         assert!(!err.to_string().contains("root@"), "never echo the URL: {err}");
+    }
+
+    #[tokio::test]
+    async fn an_unreachable_postgres_is_unavailable_not_a_panic() {
+        // Port 1 on loopback: nothing listens there.
+        let err = open("postgres://postgres:secret@127.0.0.1:1/x")
+            .await
+            .err()
+            .unwrap();
+        assert!(err.is_retryable(), "{err:?}");
+        assert!(
+            !err.to_string().contains("secret"),
+            "never echo credentials: {err}"
+        );
+        let err = open("sqlite:///nonexistent-dir/sub/store.db")
+            .await
+            .err()
+            .unwrap();
+        assert!(
+            matches!(err, StoreError::Unavailable { .. } | StoreError::Backend { .. }),
+            "{err:?}"
+        );
     }
 }
