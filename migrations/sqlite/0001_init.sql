@@ -63,7 +63,6 @@ CREATE TABLE events (
 ) STRICT;
 CREATE UNIQUE INDEX events_run_seq ON events (tenant, run_id, seq);
 CREATE INDEX events_thread ON events (tenant, thread_key, cursor) WHERE thread_key IS NOT NULL;
-CREATE INDEX events_tenant ON events (tenant, cursor);
 CREATE INDEX events_at ON events (at);
 
 -- Runs of the HTTP service.

@@ -32,7 +32,8 @@
 //!   every event a `cursor` that is never reused and, within a thread, increases in *commit order*, so a
 //!   reader that tails a thread with `read_thread(after_cursor)` sees no gap and no duplicate even while
 //!   several runs append (Postgres serializes appenders of one thread with a transaction-scoped advisory
-//!   lock; SQLite has a single writer). A batch is all-or-nothing.
+//!   lock; SQLite has a single writer). A batch is all-or-nothing. Producers that emit one event at a
+//!   time append through an [`EventWriter`], which group-commits whatever queued up meanwhile.
 //! * **Runs** and **approvals** are what the HTTP service needs to survive a replica crash: runs of a dead
 //!   replica are marked interrupted; an approval is resolved exactly once by compare-and-set.
 //!
@@ -70,6 +71,7 @@ mod rules;
 mod sql_error;
 pub mod sqlite;
 mod types;
+mod writer;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -85,6 +87,7 @@ pub use types::{
     Lease, Lookup, NewEvent, Page, Query, Record, RetentionPolicy, RunRecord, RunState, SessionState,
     ThreadStatus,
 };
+pub use writer::EventWriter;
 
 /// Shorthand for results of store operations.
 pub type StoreResult<T> = Result<T, StoreError>;
@@ -163,7 +166,9 @@ pub trait ThreadStore: Send + Sync + 'static {
 
     /// Appends a batch in one transaction and returns the cursors given to it, in batch order. A
     /// duplicate `(tenant, run_id, seq)` — stored already or repeated in the batch — is
-    /// [`StoreError::Conflict`] and nothing of the batch is written.
+    /// [`StoreError::Conflict`] and nothing of the batch is written. After [`StoreError::Unavailable`] the
+    /// batch may or may not have committed (the acknowledgement can be lost with the connection); retrying
+    /// the same batch is safe: it is written once, or answered with `Conflict` if it already was.
     async fn append_events(&self, batch: Vec<NewEvent>) -> StoreResult<Vec<u64>>;
 
     /// A run's events with `seq > after_seq` (all when `None`), by `seq`, at most `limit`.
@@ -278,5 +283,27 @@ mod tests {
         let err = open("mysql://root@localhost/x").await.err().unwrap();
         assert!(matches!(err, StoreError::Invalid { .. }), "{err}");
         assert!(!err.to_string().contains("root@"), "never echo the URL: {err}");
+    }
+
+    #[tokio::test]
+    async fn an_unreachable_postgres_is_unavailable_not_a_panic() {
+        // Port 1 on loopback: nothing listens there.
+        let err = open("postgres://postgres:secret@127.0.0.1:1/x")
+            .await
+            .err()
+            .unwrap();
+        assert!(err.is_retryable(), "{err:?}");
+        assert!(
+            !err.to_string().contains("secret"),
+            "never echo credentials: {err}"
+        );
+        let err = open("sqlite:///nonexistent-dir/sub/store.db")
+            .await
+            .err()
+            .unwrap();
+        assert!(
+            matches!(err, StoreError::Unavailable { .. } | StoreError::Backend { .. }),
+            "{err:?}"
+        );
     }
 }

@@ -103,6 +103,32 @@ pub(crate) fn check_finalize(req: &FinalizeRequest) -> Result<(), StoreError> {
     Ok(())
 }
 
+/// Decides, before anything is written, what finalize does about the key's current active record:
+/// refuse (`AlreadyExists` for the fork compare-and-set, `Conflict` for an unasked-for replacement), or
+/// name the other record to archive. `active` is the id of the key's active record, if any, as it stands
+/// before this request.
+pub(crate) fn plan_key(req: &FinalizeRequest, active: Option<&str>) -> Result<Option<String>, StoreError> {
+    let record = &req.record;
+    if req.require_key_absent && active.is_some() {
+        return Err(StoreError::AlreadyExists {
+            key: record.key.clone(),
+        });
+    }
+    let Some(other) = active.filter(|other| *other != record.id) else {
+        return Ok(None);
+    };
+    if req.rebind_active {
+        return Ok(Some(other.to_owned()));
+    }
+    if req.archive_old && req.previous_id.as_deref() == Some(other) {
+        return Ok(None);
+    }
+    Err(StoreError::conflict(format!(
+        "key {:?} has another active record; finalize with rebind_active to replace it",
+        record.key
+    )))
+}
+
 /// Whether a run in `from` may move to `to`: terminal states are final.
 pub(crate) fn check_transition(run_id: &str, from: RunState, to: RunState) -> Result<(), StoreError> {
     if from.is_terminal() {
@@ -206,6 +232,57 @@ mod tests {
         assert!(ttl(Duration::ZERO).is_err());
         assert_eq!(ttl_micros(Duration::from_nanos(1)).unwrap(), 1);
         assert!(ttl(Duration::from_secs(u64::MAX)).is_err());
+    }
+
+    #[test]
+    fn plan_key_decides_before_writing() {
+        use crate::store::{AgentIdentity, Record};
+        let at = now();
+        let record = Record {
+            id: "new".into(),
+            key: "k".into(),
+            tenant: "t".into(),
+            status: ThreadStatus::Active,
+            driver_type: String::new(),
+            agent: AgentIdentity::default(),
+            fingerprint: String::new(),
+            compatibility_fingerprint: String::new(),
+            codec: String::new(),
+            state: None,
+            created_at: at,
+            updated_at: at,
+        };
+        let req = |archive_old, rebind_active, require_key_absent| FinalizeRequest {
+            record: record.clone(),
+            previous_id: Some("old".into()),
+            held_leases: vec![],
+            archive_old,
+            rebind_active,
+            require_key_absent,
+        };
+        assert_eq!(plan_key(&req(false, false, false), None), Ok(None));
+        assert_eq!(
+            plan_key(&req(false, false, false), Some("new")),
+            Ok(None),
+            "updating in place"
+        );
+        assert_eq!(
+            plan_key(&req(false, true, false), Some("old")),
+            Ok(Some("old".into()))
+        );
+        assert_eq!(
+            plan_key(&req(true, false, false), Some("old")),
+            Ok(None),
+            "archived as previous"
+        );
+        assert!(matches!(
+            plan_key(&req(false, false, false), Some("old")),
+            Err(StoreError::Conflict { .. })
+        ));
+        assert!(matches!(
+            plan_key(&req(true, true, true), Some("old")),
+            Err(StoreError::AlreadyExists { .. })
+        ));
     }
 
     #[test]

@@ -125,7 +125,8 @@ impl Query {
 /// An exclusive, expiring claim on a target, with a fencing token.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Lease {
-    /// What is leased (for example `key:<tenant>:<thread key>`).
+    /// What is leased. Targets are global strings, not tenant-scoped: embed the tenant
+    /// (for example `key:<tenant>:<thread key>`).
     pub target: String,
     /// Who holds it.
     pub owner: String,

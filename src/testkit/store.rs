@@ -29,6 +29,7 @@
 //! hundred milliseconds; the whole story takes a few seconds.
 
 pub mod faulty;
+mod history;
 mod leases;
 mod log;
 mod service;
@@ -59,10 +60,10 @@ pub async fn check_store(store: Arc<dyn ThreadStore>) {
     threads::round_trip(&kit).await;
     threads::fork_race(&kit).await;
     threads::archive_and_rebind(&kit).await;
-    log::receipts_dedup(&kit).await;
-    log::receipts_cap(&kit).await;
-    log::receipts_age(&kit).await;
-    log::continuity(&kit).await;
+    history::receipts_dedup(&kit).await;
+    history::receipts_cap(&kit).await;
+    history::receipts_age(&kit).await;
+    history::continuity(&kit).await;
     log::replay(&kit).await;
     log::batch_atomicity(&kit).await;
     log::tailing(&kit).await;

@@ -111,12 +111,9 @@ impl Threads {
                 }
             }
         }
+        let slot = (req.record.tenant.clone(), req.record.key.clone());
+        let other = rules::plan_key(&req, self.active.get(&slot).map(String::as_str))?;
         let record = req.record;
-        let slot = (record.tenant.clone(), record.key.clone());
-        let active = self.active.get(&slot).cloned();
-        if req.require_key_absent && active.is_some() {
-            return Err(StoreError::AlreadyExists { key: record.key });
-        }
         let existing = self.records.get(&record.id);
         if let Some(existing) = existing
             && (existing.tenant != record.tenant || existing.key != record.key)
@@ -127,24 +124,13 @@ impl Threads {
             )));
         }
         let created_at = existing.map_or(micros(record.created_at), |r| r.created_at);
-        let previous = req.previous_id.filter(|_| req.archive_old);
-        // Decide everything before the first mutation, so a refusal leaves the state untouched.
-        if let Some(other) = &active
-            && *other != record.id
-            && !req.rebind_active
-            && previous.as_deref() != Some(other.as_str())
+        // Everything is decided; nothing below fails, so a refusal above leaves no trace.
+        if req.archive_old
+            && let Some(previous) = &req.previous_id
         {
-            return Err(StoreError::conflict(format!(
-                "key {:?} has another active record; finalize with rebind_active to replace it",
-                record.key
-            )));
-        }
-        if let Some(previous) = &previous {
             self.archive_id(&record.tenant, previous, now);
         }
-        if let Some(other) = active
-            && other != record.id
-        {
+        if let Some(other) = other {
             self.archive_id(&record.tenant, &other, now);
         }
         let saved = Record {

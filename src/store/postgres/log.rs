@@ -1,20 +1,19 @@
 //! Receipts, continuity history and the run event log on Postgres.
 //!
 //! Event batches go in as one `INSERT … SELECT FROM UNNEST(arrays) WITH ORDINALITY ORDER BY ordinality`
-//! per chunk: one round trip and one plan for thousands of rows, with cursors drawn from the identity
-//! sequence in batch order. Appenders of the same thread first take a transaction-scoped advisory lock on
+//! per chunk: one round trip and one plan for thousands of rows (no per-row parameters, so no parameter
+//! limit), with cursors drawn from the identity sequence in batch order. Appenders of the same thread first take a transaction-scoped advisory lock on
 //! the thread, so a later transaction draws its cursors only after the earlier one committed: a reader
 //! tailing the thread by cursor can never see a later cursor before an earlier one becomes visible.
 
 use std::collections::{BTreeSet, HashSet};
 
 use chrono::{DateTime, Utc};
-use serde_json::Value;
 use sha2::{Digest, Sha256};
 use sqlx::{PgConnection, PgPool};
 
 use super::rows::{self, EventRow};
-use crate::store::decode::at;
+use crate::store::decode::at as at_row;
 use crate::store::rules::{self, micros};
 use crate::store::sql_error::{is_unique_violation, map};
 use crate::store::{
@@ -22,8 +21,8 @@ use crate::store::{
     StoreError, StoreResult,
 };
 
-/// Rows per `INSERT` statement.
-const EVENT_CHUNK: usize = 5000;
+/// Rows per `INSERT` statement (one statement, one round trip, for batches up to this size).
+const EVENT_CHUNK: usize = 10_000;
 /// The advisory-lock class for event-log appenders of one thread.
 const EVENTS_LOCK: i32 = 0x4141_0001;
 /// The advisory-lock class for continuity writers of one thread.
@@ -121,7 +120,7 @@ pub(super) async fn has_receipts(
 type ContinuityRow = (i64, String, String, DateTime<Utc>);
 
 fn to_entry(row: &ContinuityRow) -> StoreResult<ContinuityEntry> {
-    let kind = at("continuity", &row.0).text_enum("kind", &row.1, ContinuityKind::parse)?;
+    let kind = at_row("continuity", &row.0).text_enum("kind", &row.1, ContinuityKind::parse)?;
     Ok(ContinuityEntry {
         kind,
         text: row.2.clone(),
@@ -208,19 +207,9 @@ pub(super) async fn continuity(pool: &PgPool, tenant: &str, key: &str) -> StoreR
         .collect())
 }
 
-/// Column arrays for one `UNNEST` insert.
-#[derive(Default)]
-struct Columns {
-    tenant: Vec<String>,
-    thread_key: Vec<Option<String>>,
-    run_id: Vec<String>,
-    seq: Vec<i64>,
-    kind: Vec<String>,
-    event: Vec<Value>,
-    at: Vec<DateTime<Utc>>,
-}
-
-pub(super) async fn append_events(tx: &mut PgConnection, batch: &[NewEvent]) -> StoreResult<Vec<u64>> {
+/// Appends a batch. Up to [`EVENT_CHUNK`] events go in as one autocommitted statement (atomic on its
+/// own, no `BEGIN`/`COMMIT` round trips); larger batches run several statements in one transaction.
+pub(super) async fn append_events(pool: &PgPool, batch: &[NewEvent]) -> StoreResult<Vec<u64>> {
     let mut locks = BTreeSet::new();
     for event in batch {
         rules::require("tenant", &event.tenant)?;
@@ -230,51 +219,77 @@ pub(super) async fn append_events(tx: &mut PgConnection, batch: &[NewEvent]) -> 
             locks.insert(thread_lock_key(&event.tenant, key));
         }
     }
-    lock_threads(tx, EVENTS_LOCK, locks).await?;
+    let locks: Vec<i32> = locks.into_iter().collect();
+    if batch.len() <= EVENT_CHUNK {
+        return insert_events(pool, batch, &locks).await;
+    }
+    let mut tx = pool.begin().await.map_err(map)?;
     let mut cursors = Vec::with_capacity(batch.len());
     for chunk in batch.chunks(EVENT_CHUNK) {
-        let mut columns = Columns::default();
-        for event in chunk {
-            columns.tenant.push(event.tenant.clone());
-            columns.thread_key.push(event.thread_key.clone());
-            columns.run_id.push(event.run_id.clone());
-            columns.seq.push(rules::to_i64(event.seq, "seq")?);
-            columns.kind.push(event.kind.clone());
-            columns.event.push(event.event.clone());
-            columns.at.push(micros(event.at));
-        }
-        let mut chunk_cursors: Vec<i64> = sqlx::query_scalar(
-            "INSERT INTO events (tenant, thread_key, run_id, seq, kind, event, at) \
-             SELECT tenant, thread_key, run_id, seq, kind, event, at FROM UNNEST(\
-                 $1::text[], $2::text[], $3::text[], $4::int8[], $5::text[], $6::jsonb[], $7::timestamptz[]) \
-             WITH ORDINALITY AS u(tenant, thread_key, run_id, seq, kind, event, at, n) ORDER BY n \
-             RETURNING cursor",
-        )
-        .bind(columns.tenant)
-        .bind(columns.thread_key)
-        .bind(columns.run_id)
-        .bind(columns.seq)
-        .bind(columns.kind)
-        .bind(columns.event)
-        .bind(columns.at)
-        .fetch_all(&mut *tx)
-        .await
-        .map_err(|e| {
-            if is_unique_violation(&e) {
-                let run = chunk.first().map(|e| e.run_id.as_str()).unwrap_or_default();
-                StoreError::conflict(format!(
-                    "duplicate event seq in the batch for run {run:?} (or an earlier one)"
-                ))
-            } else {
-                map(e)
-            }
-        })?;
-        chunk_cursors.sort_unstable();
-        for cursor in chunk_cursors {
-            cursors.push(at("events", &cursor).unsigned("cursor", cursor)?);
-        }
+        cursors.extend(insert_events(&mut *tx, chunk, &locks).await?);
     }
+    tx.commit().await.map_err(map)?;
     Ok(cursors)
+}
+
+/// One `INSERT … SELECT FROM UNNEST(…)` of `chunk`. The advisory locks of the batch's threads are taken
+/// (ascending, so appenders cannot deadlock) by an uncorrelated sub-select in `WHERE`, which Postgres
+/// evaluates once, before the first row is produced and so before the first cursor is drawn.
+async fn insert_events<'c, E>(executor: E, chunk: &[NewEvent], locks: &[i32]) -> StoreResult<Vec<u64>>
+where
+    E: sqlx::Executor<'c, Database = sqlx::Postgres>,
+{
+    let mut tenant = Vec::with_capacity(chunk.len());
+    let mut thread_key = Vec::with_capacity(chunk.len());
+    let mut run_id = Vec::with_capacity(chunk.len());
+    let mut seq = Vec::with_capacity(chunk.len());
+    let mut kind = Vec::with_capacity(chunk.len());
+    let mut event = Vec::with_capacity(chunk.len());
+    let mut at = Vec::with_capacity(chunk.len());
+    for e in chunk {
+        tenant.push(e.tenant.as_str());
+        thread_key.push(e.thread_key.as_deref());
+        run_id.push(e.run_id.as_str());
+        seq.push(rules::to_i64(e.seq, "seq")?);
+        kind.push(e.kind.as_str());
+        event.push(e.event.to_string());
+        at.push(micros(e.at));
+    }
+    let mut cursors: Vec<i64> = sqlx::query_scalar(
+        "INSERT INTO events (tenant, thread_key, run_id, seq, kind, event, at) \
+         SELECT u.tenant, u.thread_key, u.run_id, u.seq, u.kind, u.event::json, u.at FROM UNNEST(\
+             $1::text[], $2::text[], $3::text[], $4::int8[], $5::text[], $6::text[], $7::timestamptz[]) \
+         WITH ORDINALITY AS u(tenant, thread_key, run_id, seq, kind, event, at, n) \
+         WHERE (SELECT count(pg_advisory_xact_lock($9, k)) FROM UNNEST($8::int4[]) AS k) >= 0 \
+         ORDER BY u.n \
+         RETURNING cursor",
+    )
+    .bind(tenant)
+    .bind(thread_key)
+    .bind(run_id)
+    .bind(seq)
+    .bind(kind)
+    .bind(event)
+    .bind(at)
+    .bind(locks)
+    .bind(EVENTS_LOCK)
+    .fetch_all(executor)
+    .await
+    .map_err(|err| {
+        if is_unique_violation(&err) {
+            let run = chunk.first().map(|e| e.run_id.as_str()).unwrap_or_default();
+            StoreError::conflict(format!(
+                "duplicate event seq in the batch for run {run:?} (or an earlier one)"
+            ))
+        } else {
+            map(err)
+        }
+    })?;
+    cursors.sort_unstable();
+    cursors
+        .into_iter()
+        .map(|c| at_row("events", &c).unsigned("cursor", c))
+        .collect()
 }
 
 pub(super) async fn read_run(
@@ -339,9 +354,10 @@ pub(super) async fn retention(tx: &mut PgConnection, policy: &RetentionPolicy) -
     }
     if let Some(cap) = policy.max_events_per_tenant {
         deleted += sqlx::query(
-            "DELETE FROM events WHERE cursor IN (SELECT cursor FROM \
-             (SELECT cursor, ROW_NUMBER() OVER (PARTITION BY tenant ORDER BY cursor DESC) AS rn FROM events) ranked \
-             WHERE rn > $1)",
+            "DELETE FROM events e USING (SELECT tenant, run_id, seq FROM \
+                 (SELECT tenant, run_id, seq, ROW_NUMBER() OVER (PARTITION BY tenant ORDER BY cursor DESC) AS rn \
+                  FROM events) ranked WHERE rn > $1) doomed \
+             WHERE e.tenant = doomed.tenant AND e.run_id = doomed.run_id AND e.seq = doomed.seq",
         )
         .bind(i64::try_from(cap).unwrap_or(i64::MAX))
         .execute(&mut *tx)

@@ -192,10 +192,7 @@ impl ThreadStore for PostgresStore {
         if batch.is_empty() {
             return Ok(Vec::new());
         }
-        let mut tx = self.pool.begin().await.map_err(map)?;
-        let cursors = log::append_events(&mut tx, &batch).await?;
-        tx.commit().await.map_err(map)?;
-        Ok(cursors)
+        log::append_events(&self.pool, &batch).await
     }
 
     async fn read_run(

@@ -145,32 +145,22 @@ pub(super) async fn finalize(tx: &mut PgConnection, req: FinalizeRequest) -> Sto
             });
         }
     }
+    let active: Option<String> = sqlx::query_scalar(
+        "SELECT id FROM threads WHERE tenant = $1 AND thread_key = $2 AND status = 'active' FOR UPDATE",
+    )
+    .bind(&req.record.tenant)
+    .bind(&req.record.key)
+    .fetch_optional(&mut *tx)
+    .await
+    .map_err(map)?;
+    let other = rules::plan_key(&req, active.as_deref())?;
     let record = req.record;
     if req.archive_old
         && let Some(previous) = &req.previous_id
     {
         archive_id(tx, &record.tenant, previous, now).await?;
     }
-    let active: Option<String> = sqlx::query_scalar(
-        "SELECT id FROM threads WHERE tenant = $1 AND thread_key = $2 AND status = 'active' FOR UPDATE",
-    )
-    .bind(&record.tenant)
-    .bind(&record.key)
-    .fetch_optional(&mut *tx)
-    .await
-    .map_err(map)?;
-    if req.require_key_absent && active.is_some() {
-        return Err(StoreError::AlreadyExists { key: record.key });
-    }
-    if let Some(other) = active
-        && other != record.id
-    {
-        if !req.rebind_active {
-            return Err(StoreError::conflict(format!(
-                "key {:?} has another active record; finalize with rebind_active to replace it",
-                record.key
-            )));
-        }
+    if let Some(other) = other {
         archive_id(tx, &record.tenant, &other, now).await?;
     }
     let state = record

@@ -8,8 +8,8 @@ use crate::store::{FinalizeRequest, Lease, Query, StoreError};
 /// A TTL long enough never to lapse during the story.
 const LONG: Duration = Duration::from_secs(60);
 /// A TTL that lapses within the story, and a sleep that outlasts it.
-const SHORT: Duration = Duration::from_millis(200);
-const PAST_SHORT: Duration = Duration::from_millis(450);
+const SHORT: Duration = Duration::from_millis(400);
+const PAST_SHORT: Duration = Duration::from_millis(700);
 
 fn busy(e: &StoreError) -> bool {
     matches!(e, StoreError::Busy { .. })

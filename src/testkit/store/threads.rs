@@ -334,10 +334,27 @@ pub(super) async fn archive_and_rebind(kit: &Kit) {
         format!("paged listing {listed:?}, expected {keys:?}")
     });
 
+    // Superseding exactly the active record (archive_old) needs no rebind.
+    let third = FinalizeRequest {
+        previous_id: Some(second.id.clone()),
+        archive_old: true,
+        rebind_active: false,
+        ..finalize_request(record(&tenant, key, &kit.name("s2b")), held())
+    };
+    let third = ok(
+        C,
+        "finalize superseding the active record without rebind",
+        store.finalize(third).await,
+    );
+    let active = ok(C, "resolve key", store.resolve(&Query::key(&tenant, key)).await);
+    ensure(C, active.as_ref() == Some(&third), || {
+        format!("key resolves to {active:?}")
+    });
+
     let archived = ok(C, "archive", store.archive(&tenant, key).await);
     ensure(
         C,
-        archived.id == second.id && archived.status == ThreadStatus::Archived,
+        archived.id == third.id && archived.status == ThreadStatus::Archived,
         || format!("archive returned {archived:?}"),
     );
     let gone = ok(

@@ -1,8 +1,10 @@
 //! Store tests: the conformance story against every backend (memory, SQLite file and in-memory,
 //! Postgres when `DATABASE_URL` is set), the negative control (the story must reject every injected
-//! fault), and failure tests (crash and reopen, connection cut under load, schema version, corrupt rows).
+//! fault), and failure tests (crash and reopen, a real SIGKILL of a SQLite writer, connection cut under
+//! load, schema version, corrupt rows).
 
 mod failures;
+mod kill;
 mod pg;
 
 use std::sync::Arc;

@@ -158,10 +158,16 @@ impl Proxy {
     /// Drops every open connection and refuses new ones until [`Proxy::restore`].
     pub(crate) async fn cut(&self) {
         self.open.store(false, Ordering::SeqCst);
+        self.drop_links();
+        // A connection accepted just before the switch may register after the first sweep.
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        self.drop_links();
+    }
+
+    fn drop_links(&self) {
         for link in self.links.lock().expect("links").drain(..) {
             link.abort();
         }
-        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 
     /// Accepts connections again.
@@ -173,9 +179,7 @@ impl Proxy {
 impl Drop for Proxy {
     fn drop(&mut self) {
         self.accept.abort();
-        for link in self.links.lock().expect("links").drain(..) {
-            link.abort();
-        }
+        self.drop_links();
     }
 }
 
