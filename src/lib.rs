@@ -13,6 +13,7 @@
 //!
 //! See `ARCHITECTURE.md` for the invariants each layer keeps.
 
+pub mod agui;
 pub mod driver;
 pub mod providers;
 pub mod recorder;

@@ -1,0 +1,558 @@
+//! Runtime events → AG-UI events, one translator per AG-UI run.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::{Value, json};
+
+use super::events::{AguiEvent, Outcome};
+use crate::driver::{Phase, Role, notice_kind};
+use crate::runtime::{Event, Payload, RunOutcome};
+
+/// Translates one execution's events for one AG-UI run.
+#[derive(Debug)]
+pub struct Translator {
+    thread_id: String,
+    run_id: String,
+    started: bool,
+    finished: bool,
+    /// driver text id -> (AG-UI id, open)
+    texts: BTreeMap<String, (String, bool)>,
+    segment: u32,
+    reasoning: BTreeMap<String, bool>,
+    tools: BTreeMap<String, bool>,
+    steps: BTreeSet<String>,
+    streamed_assistant_text: bool,
+    last_assistant_message: Option<String>,
+    /// Approval requests shown as decision tool calls, by request id.
+    decisions: BTreeMap<String, String>,
+}
+
+fn tool_content(result: &serde_json::Map<String, Value>) -> String {
+    for key in ["text", "content"] {
+        if let Some(Value::String(s)) = result.get(key) {
+            return s.clone();
+        }
+    }
+    if let Some(Value::String(out)) = result.get("output") {
+        return match result.get("exit_code").or_else(|| result.get("exitCode")) {
+            Some(code) => format!("{out}\n[exit={code}]"),
+            None => out.clone(),
+        };
+    }
+    if let Some(Value::String(s)) = result.get("status") {
+        return s.clone();
+    }
+    serde_json::to_string(result).unwrap_or_else(|_| "{}".into())
+}
+
+impl Translator {
+    /// A translator for the client's `thread_id` and `run_id`.
+    pub fn new(thread_id: impl Into<String>, run_id: impl Into<String>) -> Self {
+        Translator {
+            thread_id: thread_id.into(),
+            run_id: run_id.into(),
+            started: false,
+            finished: false,
+            texts: BTreeMap::new(),
+            segment: 0,
+            reasoning: BTreeMap::new(),
+            tools: BTreeMap::new(),
+            steps: BTreeSet::new(),
+            streamed_assistant_text: false,
+            last_assistant_message: None,
+            decisions: BTreeMap::new(),
+        }
+    }
+
+    /// `RUN_STARTED` (idempotent; emitted automatically before anything else).
+    pub fn start(&mut self) -> Vec<AguiEvent> {
+        if self.started {
+            return Vec::new();
+        }
+        self.started = true;
+        vec![AguiEvent::RunStarted {
+            thread_id: self.thread_id.clone(),
+            run_id: self.run_id.clone(),
+        }]
+    }
+
+    /// True after the terminal was produced.
+    pub fn is_finished(&self) -> bool {
+        self.finished
+    }
+
+    fn open_text(&mut self, out: &mut Vec<AguiEvent>, driver_id: &str, role: Role) -> String {
+        if let Some((id, true)) = self.texts.get(driver_id) {
+            return id.clone();
+        }
+        self.segment += 1;
+        let id = format!("{}-m{}", self.run_id, self.segment);
+        self.texts.insert(driver_id.to_owned(), (id.clone(), true));
+        out.push(AguiEvent::TextMessageStart {
+            message_id: id.clone(),
+            role: if role == Role::User {
+                "user".into()
+            } else {
+                "assistant".into()
+            },
+        });
+        if role == Role::Assistant {
+            self.last_assistant_message = Some(id.clone());
+        }
+        id
+    }
+
+    fn close_texts(&mut self, out: &mut Vec<AguiEvent>) {
+        for (_, (id, open)) in self.texts.iter_mut() {
+            if *open {
+                *open = false;
+                out.push(AguiEvent::TextMessageEnd {
+                    message_id: id.clone(),
+                });
+            }
+        }
+    }
+
+    fn open_tool(&mut self, out: &mut Vec<AguiEvent>, id: &str, name: &str) {
+        if self.tools.get(id) == Some(&true) {
+            return;
+        }
+        // A tool call ends the current text segment: later text gets a fresh message id.
+        self.close_texts(out);
+        self.tools.insert(id.to_owned(), true);
+        out.push(AguiEvent::ToolCallStart {
+            tool_call_id: id.to_owned(),
+            tool_call_name: if name.is_empty() {
+                "tool".into()
+            } else {
+                name.to_owned()
+            },
+            parent_message_id: self.last_assistant_message.clone(),
+        });
+    }
+
+    fn close_tool(&mut self, out: &mut Vec<AguiEvent>, id: &str) {
+        if self.tools.get(id) == Some(&true) {
+            self.tools.insert(id.to_owned(), false);
+            out.push(AguiEvent::ToolCallEnd {
+                tool_call_id: id.to_owned(),
+            });
+        }
+    }
+
+    /// Translates one runtime event. `Done` produces the terminal; nothing follows it.
+    pub fn event(&mut self, ev: &Event) -> Vec<AguiEvent> {
+        let mut out = self.start();
+        if self.finished {
+            return Vec::new();
+        }
+        match &ev.payload {
+            Payload::TextDelta(t) => match t.phase {
+                Phase::Start => {
+                    self.open_text(&mut out, &t.message_id, t.role);
+                }
+                Phase::Content => {
+                    let id = self.open_text(&mut out, &t.message_id, t.role);
+                    if t.role == Role::Assistant {
+                        self.streamed_assistant_text = true;
+                    }
+                    out.push(AguiEvent::TextMessageContent {
+                        message_id: id,
+                        delta: t.text.clone(),
+                    });
+                }
+                Phase::End => {
+                    if let Some((id, open)) = self.texts.get_mut(&t.message_id)
+                        && *open
+                    {
+                        *open = false;
+                        out.push(AguiEvent::TextMessageEnd {
+                            message_id: id.clone(),
+                        });
+                    }
+                }
+            },
+            Payload::Thinking(t) => {
+                let id = format!("{}-r-{}", self.run_id, t.message_id);
+                let open = self.reasoning.get(&id).copied().unwrap_or(false);
+                match t.phase {
+                    Phase::Start | Phase::Content if !open => {
+                        self.reasoning.insert(id.clone(), true);
+                        out.push(AguiEvent::ReasoningMessageStart {
+                            message_id: id.clone(),
+                            role: "reasoning".into(),
+                        });
+                    }
+                    _ => {}
+                }
+                match t.phase {
+                    Phase::Content => out.push(AguiEvent::ReasoningMessageContent {
+                        message_id: id,
+                        delta: t.text.clone(),
+                    }),
+                    Phase::End if self.reasoning.get(&id) == Some(&true) => {
+                        self.reasoning.insert(id.clone(), false);
+                        out.push(AguiEvent::ReasoningMessageEnd { message_id: id });
+                    }
+                    _ => {}
+                }
+            }
+            Payload::ToolCall(c) => match c.phase {
+                Phase::Start => {
+                    self.open_tool(&mut out, &c.id, &c.name);
+                    if let Some(args) = &c.args {
+                        out.push(AguiEvent::ToolCallArgs {
+                            tool_call_id: c.id.clone(),
+                            delta: serde_json::to_string(args).unwrap_or_default(),
+                        });
+                    }
+                }
+                Phase::Content => {
+                    self.open_tool(&mut out, &c.id, &c.name);
+                    if !c.args_delta.is_empty() {
+                        out.push(AguiEvent::ToolCallArgs {
+                            tool_call_id: c.id.clone(),
+                            delta: c.args_delta.clone(),
+                        });
+                    }
+                }
+                Phase::End => {
+                    let was_open = self.tools.get(&c.id) == Some(&true);
+                    if !was_open && c.result.is_none() {
+                        // An end without an open call is dropped (nothing to close).
+                    } else {
+                        self.open_tool(&mut out, &c.id, &c.name);
+                        self.close_tool(&mut out, &c.id);
+                        if let Some(r) = &c.result {
+                            out.push(self.result_event(&c.id, r));
+                        }
+                    }
+                }
+            },
+            Payload::ToolResult(r) => {
+                self.close_tool(&mut out, &r.id);
+                out.push(self.result_event(&r.id, &r.result));
+            }
+            Payload::Notice(n) if n.kind == notice_kind::STEP => {
+                let name = n
+                    .data
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .unwrap_or(&n.text)
+                    .to_owned();
+                match n.data.get("phase").and_then(Value::as_str) {
+                    Some("started") if self.steps.insert(name.clone()) => {
+                        out.push(AguiEvent::StepStarted { step_name: name })
+                    }
+                    Some("finished") if self.steps.remove(&name) => {
+                        out.push(AguiEvent::StepFinished { step_name: name })
+                    }
+                    _ => {}
+                }
+            }
+            Payload::Notice(n) if n.kind == notice_kind::TRANSCRIPT_ITEM => {}
+            Payload::Notice(n) if n.kind == notice_kind::APPROVAL_RESOLVED => {
+                let request = n
+                    .data
+                    .get("request_id")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned();
+                if let Some(call) = self.decisions.remove(&request) {
+                    self.close_tool(&mut out, &call);
+                    out.push(AguiEvent::ToolCallResult {
+                        message_id: format!("{call}:result"),
+                        tool_call_id: call,
+                        content: json!({ "result": n.data.get("outcome").cloned().unwrap_or(Value::Null) })
+                            .to_string(),
+                        role: "tool".into(),
+                    });
+                }
+            }
+            Payload::Notice(n) => out.push(AguiEvent::Custom {
+                name: n.kind.clone(),
+                value: json!({ "text": n.text, "data": n.data, "metadata": n.metadata }),
+            }),
+            Payload::ApprovalRequest(req) => {
+                let call = format!("dec-{}", req.id);
+                self.open_tool(&mut out, &call, &format!("dec.{}", req.kind.as_str()));
+                let args = json!({
+                    "request_id": req.id, "kind": req.kind.as_str(), "source": req.source, "prompt": req.title,
+                    "payload": req.details, "choices": req.choices, "tool_call_id": req.tool_call_id,
+                    "deadline": req.deadline, "attempt": req.attempt,
+                });
+                out.push(AguiEvent::ToolCallArgs {
+                    tool_call_id: call.clone(),
+                    delta: args.to_string(),
+                });
+                self.decisions.insert(req.id.clone(), call);
+            }
+            Payload::Dropped(d) => out.push(AguiEvent::Custom {
+                name: "stream.dropped".into(),
+                value: serde_json::to_value(d).unwrap_or(Value::Null),
+            }),
+            Payload::SubagentUpdate(s) => out.push(AguiEvent::Custom {
+                name: format!(
+                    "subagent.{}",
+                    serde_json::to_value(s.kind)
+                        .ok()
+                        .and_then(|v| v.as_str().map(str::to_owned))
+                        .unwrap_or_default()
+                ),
+                value: serde_json::to_value(s).unwrap_or(Value::Null),
+            }),
+            Payload::MessageUpdate(u) => out.push(AguiEvent::Custom {
+                name: "message.update".into(),
+                value: serde_json::to_value(u).unwrap_or(Value::Null),
+            }),
+            Payload::Done(d) => out.extend(self.finish(&d.outcome, None)),
+            Payload::RunStarted(_)
+            | Payload::RunFinished(_)
+            | Payload::TurnEnd(_)
+            | Payload::ProcessInfo(_) => {}
+            _ => {}
+        }
+        out
+    }
+
+    fn result_event(&self, id: &str, result: &serde_json::Map<String, Value>) -> AguiEvent {
+        AguiEvent::ToolCallResult {
+            message_id: format!("{id}:result"),
+            tool_call_id: id.to_owned(),
+            content: tool_content(result),
+            role: "tool".into(),
+        }
+    }
+
+    /// Closes every open lifecycle (sorted by id) without producing a terminal.
+    pub fn close_all(&mut self) -> Vec<AguiEvent> {
+        let mut out = Vec::new();
+        self.close_texts(&mut out);
+        let reasoning: Vec<String> = self
+            .reasoning
+            .iter()
+            .filter(|(_, o)| **o)
+            .map(|(k, _)| k.clone())
+            .collect();
+        for id in reasoning {
+            self.reasoning.insert(id.clone(), false);
+            out.push(AguiEvent::ReasoningMessageEnd { message_id: id });
+        }
+        let tools: Vec<String> = self
+            .tools
+            .iter()
+            .filter(|(_, o)| **o)
+            .map(|(k, _)| k.clone())
+            .collect();
+        for id in tools {
+            self.close_tool(&mut out, &id);
+        }
+        for step in std::mem::take(&mut self.steps) {
+            out.push(AguiEvent::StepFinished { step_name: step });
+        }
+        out
+    }
+
+    /// Produces the terminal for `outcome` (or an interrupt outcome) after closing everything.
+    /// When no assistant text was streamed but the result has text, it is emitted as one message.
+    pub fn finish(&mut self, outcome: &RunOutcome, interrupt: Option<Outcome>) -> Vec<AguiEvent> {
+        let mut out = self.start();
+        if self.finished {
+            return Vec::new();
+        }
+        out.extend(self.close_all());
+        match outcome {
+            Ok(result) => {
+                if !self.streamed_assistant_text && !result.text.is_empty() {
+                    let id = format!("{}-result", self.run_id);
+                    out.push(AguiEvent::TextMessageStart {
+                        message_id: id.clone(),
+                        role: "assistant".into(),
+                    });
+                    out.push(AguiEvent::TextMessageContent {
+                        message_id: id.clone(),
+                        delta: result.text.clone(),
+                    });
+                    out.push(AguiEvent::TextMessageEnd { message_id: id });
+                }
+                out.push(AguiEvent::RunFinished {
+                    thread_id: self.thread_id.clone(),
+                    run_id: self.run_id.clone(),
+                    result: None,
+                    outcome: interrupt,
+                });
+            }
+            Err(e) => out.push(AguiEvent::RunError {
+                message: e.to_string(),
+                code: Some(e.reason().map(|r| r.to_string()).unwrap_or_else(|| e.code())),
+            }),
+        }
+        self.finished = true;
+        out
+    }
+
+    /// A terminal `RUN_ERROR` for a failure outside the execution (e.g. a refused request).
+    pub fn error(&mut self, code: &str, message: &str) -> Vec<AguiEvent> {
+        let mut out = self.start();
+        if self.finished {
+            return Vec::new();
+        }
+        out.extend(self.close_all());
+        out.push(AguiEvent::RunError {
+            message: message.to_owned(),
+            code: Some(code.to_owned()),
+        });
+        self.finished = true;
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::Agent;
+    use crate::testkit::reference::{ReferenceConfig, ReferenceDriver};
+    use futures::StreamExt;
+
+    /// A minimal re-implementation of the client's verifier rules, to test the translator.
+    fn verify(events: &[AguiEvent]) -> Result<(), String> {
+        let mut open_text = BTreeSet::new();
+        let mut open_tools = BTreeSet::new();
+        let mut open_reasoning = BTreeSet::new();
+        if !matches!(events.first(), Some(AguiEvent::RunStarted { .. })) {
+            return Err("first event must be RUN_STARTED".into());
+        }
+        for (i, e) in events.iter().enumerate() {
+            if i > 0 && events[i - 1].is_terminal() {
+                return Err(format!("{e:?} after the terminal"));
+            }
+            match e {
+                AguiEvent::TextMessageStart { message_id, .. } if !open_text.insert(message_id.clone()) => {
+                    return Err(format!("text {message_id} opened twice"));
+                }
+                AguiEvent::TextMessageContent { message_id, .. } if !open_text.contains(message_id) => {
+                    return Err(format!("content for closed text {message_id}"));
+                }
+                AguiEvent::TextMessageEnd { message_id } if !open_text.remove(message_id) => {
+                    return Err(format!("end for closed text {message_id}"));
+                }
+                AguiEvent::ToolCallStart { tool_call_id, .. } if !open_tools.insert(tool_call_id.clone()) => {
+                    return Err("tool opened twice".into());
+                }
+                AguiEvent::ToolCallArgs { tool_call_id, .. } if !open_tools.contains(tool_call_id) => {
+                    return Err("args for closed tool".into());
+                }
+                AguiEvent::ToolCallEnd { tool_call_id } if !open_tools.remove(tool_call_id) => {
+                    return Err("end for closed tool".into());
+                }
+                AguiEvent::ReasoningMessageStart { message_id, role } => {
+                    if role != "reasoning" || !open_reasoning.insert(message_id.clone()) {
+                        return Err("bad reasoning start".into());
+                    }
+                }
+                AguiEvent::ReasoningMessageEnd { message_id } if !open_reasoning.remove(message_id) => {
+                    return Err("bad reasoning end".into());
+                }
+                AguiEvent::RunFinished { .. }
+                    if !(open_text.is_empty() && open_tools.is_empty() && open_reasoning.is_empty()) =>
+                {
+                    return Err("RUN_FINISHED with open lifecycles".into());
+                }
+                _ => {}
+            }
+        }
+        if events.iter().filter(|e| e.is_terminal()).count() != 1 || !events.last().unwrap().is_terminal() {
+            return Err("exactly one terminal, last".into());
+        }
+        Ok(())
+    }
+
+    async fn translate(prompt: &str) -> Vec<AguiEvent> {
+        let agent = Agent::new(ReferenceDriver::new(ReferenceConfig::default()));
+        let stream = agent.send(
+            prompt,
+            crate::runtime::CallOptions::new().policy(crate::driver::Policy {
+                approvals: crate::driver::ApprovalPolicy::auto_approve(),
+                ..Default::default()
+            }),
+        );
+        let mut t = Translator::new("thread-1", "run-1");
+        let mut out = Vec::new();
+        let mut events = stream.events();
+        while let Some(e) = events.next().await {
+            out.extend(t.event(&e));
+        }
+        out
+    }
+
+    #[tokio::test]
+    async fn reference_runs_translate_into_verifiable_streams() {
+        for prompt in ["hello", "permission please", "please fail"] {
+            let events = translate(prompt).await;
+            verify(&events).unwrap_or_else(|e| panic!("{prompt}: {e}\n{events:#?}"));
+        }
+        let ok = translate("hello").await;
+        assert!(matches!(ok.last(), Some(AguiEvent::RunFinished { .. })));
+        assert!(
+            ok.iter()
+                .any(|e| matches!(e, AguiEvent::ReasoningMessageStart { .. }))
+        );
+        assert!(
+            ok.iter()
+                .any(|e| matches!(e, AguiEvent::ToolCallResult { content, .. } if content == "hello"))
+        );
+        let failed = translate("please fail").await;
+        assert!(
+            matches!(failed.last(), Some(AguiEvent::RunError { code: Some(c), .. }) if c == "agent_error")
+        );
+    }
+
+    #[test]
+    fn a_tool_call_closes_the_text_and_later_text_gets_a_fresh_id() {
+        let mut t = Translator::new("t", "r");
+        let meta = |seq| crate::runtime::EventMeta {
+            run_id: "x".into(),
+            thread_key: String::new(),
+            sequence: seq,
+            time: chrono::Utc::now(),
+            turn_id: String::new(),
+            source: None,
+        };
+        let text = |s: &str| Event {
+            meta: meta(1),
+            payload: Payload::TextDelta(crate::driver::TextDelta {
+                message_id: "m".into(),
+                text: s.into(),
+                ..Default::default()
+            }),
+        };
+        let tool = Event {
+            meta: meta(2),
+            payload: Payload::ToolCall(crate::driver::ToolCall {
+                id: "c".into(),
+                name: "n".into(),
+                phase: Phase::Start,
+                ..Default::default()
+            }),
+        };
+        let mut out = t.event(&text("a"));
+        out.extend(t.event(&tool));
+        out.extend(t.event(&text("b")));
+        let ids: Vec<&String> = out
+            .iter()
+            .filter_map(|e| match e {
+                AguiEvent::TextMessageStart { message_id, .. } => Some(message_id),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(ids.len(), 2);
+        assert_ne!(ids[0], ids[1]);
+        assert_eq!(
+            AguiEvent::TextMessageEnd {
+                message_id: "x".into()
+            }
+            .to_sse(),
+            "data: {\"type\":\"TEXT_MESSAGE_END\",\"messageId\":\"x\"}\n\n"
+        );
+    }
+}
