@@ -310,7 +310,6 @@ impl Translator {
             | Payload::RunFinished(_)
             | Payload::TurnEnd(_)
             | Payload::ProcessInfo(_) => {}
-            _ => {}
         }
         out
     }
@@ -445,10 +444,10 @@ mod tests {
                 AguiEvent::ToolCallEnd { tool_call_id } if !open_tools.remove(tool_call_id) => {
                     return Err("end for closed tool".into());
                 }
-                AguiEvent::ReasoningMessageStart { message_id, role } => {
-                    if role != "reasoning" || !open_reasoning.insert(message_id.clone()) {
-                        return Err("bad reasoning start".into());
-                    }
+                AguiEvent::ReasoningMessageStart { message_id, role }
+                    if role != "reasoning" || !open_reasoning.insert(message_id.clone()) =>
+                {
+                    return Err("bad reasoning start".into());
                 }
                 AguiEvent::ReasoningMessageEnd { message_id } if !open_reasoning.remove(message_id) => {
                     return Err("bad reasoning end".into());
