@@ -99,10 +99,8 @@ async fn stream_cut() {
         .iter()
         .filter_map(|f| f["event"]["delta"]["text"].as_str())
         .collect();
-    assert!(
-        text.starts_with(&streamed) && !streamed.is_empty(),
-        "{streamed:?}"
-    );
+    // Whatever streamed before the cut (nothing, under heavy load) is a prefix of the answer.
+    assert!(text.starts_with(&streamed), "{streamed:?}");
 }
 
 #[tokio::test]

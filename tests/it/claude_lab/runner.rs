@@ -117,7 +117,8 @@ impl Lab {
             let recorded = std::fs::read_to_string(dir.join(format!("{name}.jsonl")))
                 .unwrap_or_else(|e| panic!("{name}: no fixture ({e}); run with RECORD_FIXTURES=1"));
             let recorded: Vec<String> = recorded.lines().map(str::to_owned).collect();
-            if !name.starts_with("killed") {
+            // Timing-sensitive scenarios: how much streamed before a kill or a cut depends on load.
+            if !name.starts_with("killed") && name != "stream_cut" {
                 assert_eq!(
                     kind_set(&t.stdout),
                     kind_set(&recorded),
