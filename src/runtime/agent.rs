@@ -68,6 +68,7 @@ impl AgentBuilder {
                 closed: AtomicBool::new(false),
                 cancel: CancellationToken::new(),
                 tracker: TaskTracker::new(),
+                standbys: Default::default(),
             }),
         }
     }
@@ -83,6 +84,7 @@ pub(crate) struct AgentInner {
     pub closed: AtomicBool,
     pub cancel: CancellationToken,
     pub tracker: TaskTracker,
+    pub standbys: Arc<super::standby::StandbyRegistry>,
 }
 
 /// An agent: one Driver with defaults. Cheap to clone; clones share everything.

@@ -479,6 +479,7 @@ impl Execution {
                 self.verdict
                     .confirm(FailureReason::InfrastructureError, e, JsonMap::new());
             }
+            hooks.release(&self.broker).await;
         }
 
         watcher.abort();

@@ -15,6 +15,7 @@ mod messages;
 pub mod options;
 mod pipeline;
 pub mod result;
+mod standby;
 mod stream;
 pub mod structured;
 mod thread;
@@ -32,6 +33,7 @@ pub use options::{CallOptions, MessageOptions, message_attributes};
 pub use result::{
     DecodeError, MessageOutcome, MessageState, RunResult, ServiceReport, SubagentResult, compose_results,
 };
+pub use standby::Standby;
 pub use stream::{RunOutcome, Stream};
 pub use structured::SchemaOptions;
 pub use thread::{CheckpointInfo, LEASE_RENEW, LEASE_TTL, Thread};

@@ -54,6 +54,8 @@ pub struct Thread {
     mode: Arc<Mutex<Mode>>,
     pending: Arc<Mutex<Option<Record>>>,
     lease_timing: (Duration, Duration),
+    /// Sends from the thread's own Standby bypass the Standby ownership check.
+    standby_owner: bool,
 }
 
 impl std::fmt::Debug for Thread {
@@ -94,6 +96,7 @@ impl Agent {
             mode: Arc::new(Mutex::new(Mode::ContinueOrStart)),
             pending: Arc::new(Mutex::new(None)),
             lease_timing: (LEASE_TTL, LEASE_RENEW),
+            standby_owner: false,
         }
     }
 
@@ -134,9 +137,34 @@ impl Thread {
         t
     }
 
-    /// Starts one execution on the thread.
+    pub(crate) fn agent_ref(&self) -> &Agent {
+        &self.agent
+    }
+
+    pub(crate) fn standby_owned(mut self) -> Thread {
+        self.standby_owner = true;
+        self
+    }
+
+    /// Starts one execution on the thread. While a live Standby owns the thread, a task send
+    /// fails with the busy error through `result()`/`Done`.
     pub fn send(&self, prompt: &str, opts: impl Into<CallOptions>) -> Stream {
         let opts = opts.into();
+        if !self.standby_owner {
+            let tenant = opts
+                .shared
+                .identity
+                .as_ref()
+                .or(self.agent.inner.defaults.identity.as_ref())
+                .map(|i| i.tenant.clone())
+                .unwrap_or_default();
+            if self.agent.inner.standbys.is_live(&tenant, &self.key) {
+                return super::agent::refused(Error::thread(
+                    ThreadErrorKind::Busy,
+                    "a live Standby owns this thread",
+                ));
+            }
+        }
         let thread = self.clone();
         let start_id = opts.message.id.clone();
         let launch = ThreadLaunch {

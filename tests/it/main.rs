@@ -11,4 +11,5 @@ mod cursor_fake;
 mod process;
 mod runtime;
 mod store;
+mod threads;
 mod tidy;
