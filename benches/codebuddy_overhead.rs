@@ -41,7 +41,11 @@ fn vars(root: &Path, base_url: &str) -> Vec<(String, String)> {
             root.join("cfg").to_string_lossy().into_owned(),
         ),
     ];
-    v.extend(env::FIXED.iter().map(|(k, val, _)| ((*k).to_owned(), (*val).to_owned())));
+    v.extend(
+        env::FIXED
+            .iter()
+            .map(|(k, val, _)| ((*k).to_owned(), (*val).to_owned())),
+    );
     v
 }
 

@@ -31,6 +31,10 @@ fn capabilities_md_matches_the_descriptors() {
         "docs/capabilities.md is out of date; run UPDATE_CAPABILITIES=1 cargo nextest run -E 'test(capabilities)'"
     );
     for d in drivers() {
-        assert!(have.contains(&format!(" {} |", d.driver_type)), "{} has a column", d.driver_type);
+        assert!(
+            have.contains(&format!(" {} |", d.driver_type)),
+            "{} has a column",
+            d.driver_type
+        );
     }
 }

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use agent_adaptor::driver::{ApprovalMode, ApprovalPolicy, Driver, Policy, Request, notice_kind};
+use agent_adaptor::driver::{ApprovalMode, ApprovalPolicy, Driver, Identity, Policy, Request, notice_kind};
 use agent_adaptor::providers::cursor::{CursorConfig, CursorDriver, FORK_UNSUPPORTED};
 use agent_adaptor::runtime::{Agent, CallOptions, Event, MessageOptions, MessageState, Payload, Stream};
 use agent_adaptor::testkit::conformance::{Options, RunProbe, check_driver};
@@ -51,7 +51,10 @@ impl Fx {
     }
 
     fn opts(&self) -> CallOptions {
-        CallOptions::new().workspace(&self.ws)
+        CallOptions::new().workspace(&self.ws).identity(Identity {
+            tenant: "t".into(),
+            ..Default::default()
+        })
     }
 
     fn chats(&self) -> usize {
@@ -72,11 +75,18 @@ fn run_error(outcome: &agent_adaptor::runtime::RunOutcome) -> &agent_adaptor::ru
 }
 
 fn code(outcome: &agent_adaptor::runtime::RunOutcome) -> String {
-    run_error(outcome).details["code"].as_str().unwrap_or_default().to_owned()
+    run_error(outcome).details["code"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
 }
 
 fn assert_reaped(driver: &CursorDriver) {
-    assert_eq!(driver.registry().live_count(), 0, "a cursor-agent process is left");
+    assert_eq!(
+        driver.registry().live_count(),
+        0,
+        "a cursor-agent process is left"
+    );
 }
 
 #[tokio::test]
@@ -87,7 +97,10 @@ async fn text_streams_the_answer_and_checkpoints_the_chat() {
     let stream = agent.send("hello there", fx.opts());
     let events = drain(&stream).await;
     let r = stream.result().await.unwrap();
-    assert_eq!(r.text, "Hello from fake cursor-agent (turn 1, 0 earlier): hello there");
+    assert_eq!(
+        r.text,
+        "Hello from fake cursor-agent (turn 1, 0 earlier): hello there"
+    );
     assert_eq!(r.turns, 1);
     assert_eq!(r.provider, "cursor");
     assert_eq!(r.model, "Auto");
@@ -99,7 +112,11 @@ async fn text_streams_the_answer_and_checkpoints_the_chat() {
         })
         .collect();
     assert_eq!(deltas, r.text);
-    assert!(events.iter().any(|e| matches!(&e.payload, Payload::ProcessInfo(p) if p.metadata.contains_key("pid"))));
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(&e.payload, Payload::ProcessInfo(p) if p.metadata.contains_key("pid")))
+    );
     assert!(r.raw().terminal.is_some_and(|t| t.json["subtype"] == "success"));
     assert_eq!(fx.chats(), 1, "the chat lives in the profile's CURSOR_DATA_DIR");
     assert_reaped(&driver);
@@ -114,7 +131,11 @@ async fn a_thread_resumes_its_chat_by_id() {
     let first = thread.send("one", fx.opts()).result().await.unwrap();
     assert!(first.text.contains("(turn 1, 0 earlier)"), "{}", first.text);
     let second = thread.send("two", fx.opts()).result().await.unwrap();
-    assert!(second.text.contains("(turn 2, 1 earlier): two"), "{}", second.text);
+    assert!(
+        second.text.contains("(turn 2, 1 earlier): two"),
+        "{}",
+        second.text
+    );
     assert_eq!(fx.chats(), 1);
     assert_reaped(&driver);
 }
@@ -151,10 +172,16 @@ async fn fork_is_refused_before_any_process_starts() {
     let outcome = stream.result().await;
     assert_eq!(code(&outcome), FORK_UNSUPPORTED);
     assert!(
-        !events.iter().any(|e| matches!(e.payload, Payload::ProcessInfo(_))),
+        !events
+            .iter()
+            .any(|e| matches!(e.payload, Payload::ProcessInfo(_))),
         "nothing was spawned"
     );
-    assert_eq!(fx.chats(), 1, "the parent chat is untouched and no chat was added");
+    assert_eq!(
+        fx.chats(),
+        1,
+        "the parent chat is untouched and no chat was added"
+    );
     // The parent continues normally.
     let r = parent.send("three", fx.opts()).result().await.unwrap();
     assert!(r.text.contains("(turn 2, 1 earlier)"), "{}", r.text);
@@ -191,12 +218,11 @@ async fn tools_need_auto_approve_for_shell_commands() {
     assert_eq!(results, [false, false, false]);
     assert!(fx.ws.join("fake-cursor-output.txt").is_file());
 
-    let r = agent
-        .send("scenario=tools go", fx.opts())
-        .result()
-        .await
-        .unwrap();
-    assert_eq!(r.text, "Let me look around. The command was not allowed.", "no --force without auto-approve");
+    let r = agent.send("scenario=tools go", fx.opts()).result().await.unwrap();
+    assert_eq!(
+        r.text, "Let me look around. The command was not allowed.",
+        "no --force without auto-approve"
+    );
     let shell = r
         .transcript()
         .into_iter()
@@ -252,11 +278,17 @@ async fn failures_are_classified_per_scenario() {
         ("no-terminal", "protocol_error", "no terminal result"),
         ("crash", "agent_error", "signal 6"),
     ] {
-        let outcome = agent.send(&format!("scenario={scenario}"), fx.opts()).result().await;
+        let outcome = agent
+            .send(&format!("scenario={scenario}"), fx.opts())
+            .result()
+            .await;
         let err = run_error(&outcome);
         assert_eq!(code(&outcome), want, "{scenario}: {}", err.message);
         assert!(err.message.contains(text), "{scenario}: {}", err.message);
-        assert!(!err.result.text.is_empty() || scenario != "error", "{scenario}: text kept");
+        assert!(
+            !err.result.text.is_empty() || scenario != "error",
+            "{scenario}: text kept"
+        );
         assert_reaped(&driver);
     }
 }
@@ -271,7 +303,9 @@ async fn the_terminal_text_is_the_fallback_and_slow_messages_concatenate() {
     assert_eq!(r.text, "This answer arrives slowly.");
     let starts = events
         .iter()
-        .filter(|e| matches!(&e.payload, Payload::TextDelta(t) if t.phase == agent_adaptor::driver::Phase::Start))
+        .filter(
+            |e| matches!(&e.payload, Payload::TextDelta(t) if t.phase == agent_adaptor::driver::Phase::Start),
+        )
         .count();
     assert_eq!(starts, 5, "one text lifecycle per assistant message");
 }
@@ -292,7 +326,11 @@ async fn cancelling_a_hung_cli_stops_and_reaps_it() {
     stream.cancel();
     let outcome = stream.result().await;
     assert_eq!(run_error(&outcome).reason.as_str(), "cancelled");
-    assert!(started.elapsed() < Duration::from_secs(5), "took {:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "took {:?}",
+        started.elapsed()
+    );
     assert_reaped(&driver);
 }
 
@@ -309,18 +347,28 @@ async fn queued_input_continues_through_resume() {
         let first_text = matches!(&e.payload, Payload::TextDelta(t) if !t.text.is_empty());
         all.push(e);
         if first_text && sent.is_none() {
-            sent = Some(stream.send("and then this", MessageOptions::new().id("m-1")).await.unwrap());
+            sent = Some(
+                stream
+                    .send("and then this", MessageOptions::new().id("m-1"))
+                    .await
+                    .unwrap(),
+            );
         }
     }
     let r = stream.result().await.unwrap();
     assert_eq!(r.turns, 2);
     assert!(
-        r.text.starts_with("Hello from fake cursor-agent (turn 2, 1 earlier): ") && r.text.contains("and then this"),
+        r.text
+            .starts_with("Hello from fake cursor-agent (turn 2, 1 earlier): ")
+            && r.text.contains("and then this"),
         "the core's framed message continued the chat: {}",
         r.text
     );
     let m = &r.messages()[0];
-    assert_eq!((m.state, m.mechanism.as_str()), (MessageState::Delivered, "resume"));
+    assert_eq!(
+        (m.state, m.mechanism.as_str()),
+        (MessageState::Delivered, "resume")
+    );
     assert_eq!(fx.chats(), 1, "both turns are in one chat");
     assert_reaped(&driver);
 }
@@ -363,7 +411,10 @@ async fn the_cursor_driver_passes_the_conformance_kit() {
             clauses.push("EVT-05");
         }
         for clause in clauses {
-            assert!(report.checked.contains(&clause), "{clause} unchecked for {prompt}");
+            assert!(
+                report.checked.contains(&clause),
+                "{clause} unchecked for {prompt}"
+            );
         }
     }
 }

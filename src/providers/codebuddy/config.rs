@@ -147,7 +147,10 @@ impl CodeBuddyConfig {
         {
             return Err(bad(format!("config_dir must be absolute, got {}", dir.display())));
         }
-        for t in [self.handshake_timeout, self.settle_timeout].into_iter().flatten() {
+        for t in [self.handshake_timeout, self.settle_timeout]
+            .into_iter()
+            .flatten()
+        {
             if t.is_zero() {
                 return Err(bad("timeouts must be positive".into()));
             }

@@ -152,7 +152,10 @@ mod tests {
         assert_eq!(r.title, "Bash: echo hi");
         assert_eq!(r.tool_call_id, "call_1");
         assert_eq!(r.details["input"]["command"], "echo hi\nsecond line");
-        let a = answer(&can_use("Bash", json!({"command": "x"})), &DecisionOutcome::Approved);
+        let a = answer(
+            &can_use("Bash", json!({"command": "x"})),
+            &DecisionOutcome::Approved,
+        );
         assert_eq!(
             serde_json::to_value(&a).unwrap(),
             json!({"allowed": true, "tool_use_id": "call_1", "updatedInput": {"command": "x"}})
@@ -184,7 +187,10 @@ mod tests {
 
     #[test]
     fn plans_are_reviews_and_denials_carry_reason_and_interrupt() {
-        let req = can_use("ExitPlanMode", json!({"plan": "1. Read the code\n2. Fix the bug"}));
+        let req = can_use(
+            "ExitPlanMode",
+            json!({"plan": "1. Read the code\n2. Fix the bug"}),
+        );
         let r = request(&req);
         assert_eq!(r.kind, Some(DecisionKind::PlanReview));
         assert_eq!(r.title, "Plan: 1. Read the code");

@@ -50,7 +50,11 @@ pub fn config_dir(config: &CodeBuddyConfig, profile: &str) -> PathBuf {
         .chars()
         .filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
         .collect();
-    let profile = if profile.is_empty() { "default".to_owned() } else { profile };
+    let profile = if profile.is_empty() {
+        "default".to_owned()
+    } else {
+        profile
+    };
     let home = std::env::var_os("HOME").map_or_else(std::env::temp_dir, PathBuf::from);
     home.join(".agent-adaptor").join("codebuddy").join(profile)
 }
@@ -134,14 +138,19 @@ mod tests {
     #[test]
     fn the_config_dir_wins_over_every_env_source() {
         let mut c = CodeBuddyConfig::default();
-        c.common.env.insert("CODEBUDDY_BASE_URL".into(), "http://127.0.0.1:1".into());
+        c.common
+            .env
+            .insert("CODEBUDDY_BASE_URL".into(), "http://127.0.0.1:1".into());
         c.common.env.insert(CONFIG_DIR_VAR.into(), "/elsewhere".into());
         let mut req = BTreeMap::new();
         req.insert("DISABLE_TELEMETRY".into(), "0".into());
         let v = vars(&c, &req, Path::new("/owned"), Transport::Control);
         assert_eq!(v[CONFIG_DIR_VAR], "/owned");
         assert_eq!(v["CODEBUDDY_BASE_URL"], "http://127.0.0.1:1");
-        assert_eq!(v["DISABLE_TELEMETRY"], "0", "the request's env wins over the switches");
+        assert_eq!(
+            v["DISABLE_TELEMETRY"], "0",
+            "the request's env wins over the switches"
+        );
         assert_eq!(v["CODEBUDDY_CODE_ENTRYPOINT"], "sdk-py");
         let h = vars(&c, &BTreeMap::new(), Path::new("/owned"), Transport::Headless);
         assert!(!h.contains_key("CODEBUDDY_CODE_ENTRYPOINT"));

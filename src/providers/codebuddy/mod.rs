@@ -26,8 +26,8 @@ use crate::driver::process::{ProcessRegistry, ProcessSpec, StopPlan, spawn};
 use crate::driver::{
     Boundary, CheckStatus, ConfigField, ConfigSchema, ContinueMode, DecisionMode, Descriptor, Driver,
     EnvironmentCheck, EnvironmentReport, InspectError, InvalidConfig, JsonSessionCodec, McpCaps, MessageCaps,
-    ProcessCaps, Request, Response, RunIo, RunPolicyCaps, SessionCaps, SessionCodec, StreamCaps, StructuredCaps,
-    session,
+    ProcessCaps, Request, Response, RunIo, RunPolicyCaps, SessionCaps, SessionCodec, StreamCaps,
+    StructuredCaps, session,
 };
 
 pub use config::{CodeBuddyConfig, Effort, PermissionMode};
@@ -39,7 +39,11 @@ pub const DRIVER_TYPE: &str = "codebuddy";
 /// The CodeBuddy descriptor. Each capability names the test that proves it in
 /// `docs/providers/codebuddy-driver.md`.
 pub fn descriptor() -> Descriptor {
-    let binary = vec![DecisionMode::Ask, DecisionMode::AutoApprove, DecisionMode::AutoDeny];
+    let binary = vec![
+        DecisionMode::Ask,
+        DecisionMode::AutoApprove,
+        DecisionMode::AutoDeny,
+    ];
     Descriptor {
         driver_type: DRIVER_TYPE.into(),
         display_name: "CodeBuddy Code".into(),
@@ -218,7 +222,11 @@ impl Driver for CodeBuddyDriver {
         Some(ConfigSchema {
             driver_type: DRIVER_TYPE.into(),
             fields: vec![
-                f("command", "path", "The codebuddy binary (default: codebuddy on PATH)"),
+                f(
+                    "command",
+                    "path",
+                    "The codebuddy binary (default: codebuddy on PATH)",
+                ),
                 f("model", "string", "--model"),
                 f("effort", "string", "minimal|low|medium|high|xhigh|max"),
                 f(
@@ -228,8 +236,16 @@ impl Driver for CodeBuddyDriver {
                 ),
                 f("max_turns_per_run", "integer", "--max-turns"),
                 f("config_dir", "path", "The SDK-owned CODEBUDDY_CONFIG_DIR"),
-                f("handshake_timeout", "milliseconds", "Wait for the initialize answer"),
-                f("settle_timeout", "milliseconds", "Wait for a result CodeBuddy may never send"),
+                f(
+                    "handshake_timeout",
+                    "milliseconds",
+                    "Wait for the initialize answer",
+                ),
+                f(
+                    "settle_timeout",
+                    "milliseconds",
+                    "Wait for a result CodeBuddy may never send",
+                ),
             ],
         })
     }
@@ -237,7 +253,10 @@ impl Driver for CodeBuddyDriver {
     async fn close_processes(&self) -> Result<(), String> {
         let report = self.registry.shutdown_all(self.config.common.grace()).await;
         if report.unreaped > 0 {
-            return Err(format!("{} CodeBuddy processes could not be reaped", report.unreaped));
+            return Err(format!(
+                "{} CodeBuddy processes could not be reaped",
+                report.unreaped
+            ));
         }
         Ok(())
     }

@@ -103,8 +103,11 @@ impl Translator {
     pub fn invalid(&mut self, raw: &str, error: &str) -> DriverEvent {
         let raw: String = raw.chars().take(2048).collect();
         DriverEvent::Notice(
-            Notice::new(notice_kind::PROVIDER_INVALID, format!("unparseable CodeBuddy line: {error}"))
-                .with_data("raw", raw),
+            Notice::new(
+                notice_kind::PROVIDER_INVALID,
+                format!("unparseable CodeBuddy line: {error}"),
+            )
+            .with_data("raw", raw),
         )
     }
 
@@ -156,7 +159,10 @@ impl Translator {
                 out.push(DriverEvent::Notice(
                     Notice::new(
                         notice_kind::PROVIDER_UNKNOWN,
-                        format!("unrecognized CodeBuddy frame {kind}{}{sub}", if sub.is_empty() { "" } else { "/" }),
+                        format!(
+                            "unrecognized CodeBuddy frame {kind}{}{sub}",
+                            if sub.is_empty() { "" } else { "/" }
+                        ),
                     )
                     .with_data("raw", v.clone()),
                 ));
@@ -176,12 +182,18 @@ impl Translator {
                     ContentBlock::Text { .. } => {
                         let id = self.next_id(&base);
                         out.push(text_event(&id, String::new(), Phase::Start));
-                        Open::Text { id, text: String::new() }
+                        Open::Text {
+                            id,
+                            text: String::new(),
+                        }
                     }
                     ContentBlock::Thinking { .. } => {
                         let id = self.next_id(&base);
                         out.push(thinking_event(&id, String::new(), Phase::Start));
-                        Open::Thinking { id, text: String::new() }
+                        Open::Thinking {
+                            id,
+                            text: String::new(),
+                        }
                     }
                     ContentBlock::ToolUse { id, name, .. } => {
                         out.push(DriverEvent::ToolCall(ToolCall {
@@ -204,7 +216,9 @@ impl Translator {
                 }
             }
             StreamEvent::ContentBlockDelta { index, delta } => {
-                let Some(open) = self.open.get_mut(index) else { return };
+                let Some(open) = self.open.get_mut(index) else {
+                    return;
+                };
                 match (open, delta) {
                     (Open::Text { id, text }, Delta::Text(s)) if !s.is_empty() => {
                         text.push_str(s);
@@ -309,7 +323,10 @@ impl Translator {
                     out.push(thinking_event(&id, String::new(), Phase::End));
                 }
                 if !thinking.is_empty() {
-                    self.item(out, TranscriptItem::new(TranscriptKind::Thinking, thinking.clone()));
+                    self.item(
+                        out,
+                        TranscriptItem::new(TranscriptKind::Thinking, thinking.clone()),
+                    );
                 }
             }
             ContentBlock::ToolUse { id, name, input } => {
@@ -510,9 +527,16 @@ pub fn classify(message: &str) -> FailureCode {
         Some(408) => FailureCode::Network,
         _ if lower.starts_with("permission denied for tool") => FailureCode::DecisionRejected,
         _ if lower.contains("rate limit") => FailureCode::RateLimited,
-        _ if ["aborted", "econnrefused", "econnreset", "fetch failed", "network", "socket hang up"]
-            .iter()
-            .any(|w| lower.contains(w)) =>
+        _ if [
+            "aborted",
+            "econnrefused",
+            "econnreset",
+            "fetch failed",
+            "network",
+            "socket hang up",
+        ]
+        .iter()
+        .any(|w| lower.contains(w)) =>
         {
             FailureCode::Network
         }

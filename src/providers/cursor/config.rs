@@ -84,7 +84,12 @@ impl CursorConfig {
             driver: super::DRIVER_TYPE.into(),
             reason,
         };
-        if self.common.command.as_ref().is_some_and(|c| c.as_os_str().is_empty()) {
+        if self
+            .common
+            .command
+            .as_ref()
+            .is_some_and(|c| c.as_os_str().is_empty())
+        {
             return Err(bad("command must not be empty".into()));
         }
         if self.model.as_deref().is_some_and(|m| m.trim().is_empty()) {
@@ -93,12 +98,17 @@ impl CursorConfig {
         if let Some(relay) = &self.hook_relay
             && (relay.is_empty() || relay.iter().any(|a| a.is_empty()))
         {
-            return Err(bad("hook_relay must be a non-empty command without empty words".into()));
+            return Err(bad(
+                "hook_relay must be a non-empty command without empty words".into()
+            ));
         }
         if let Some(dir) = &self.profile_dir
             && !dir.is_absolute()
         {
-            return Err(bad(format!("profile_dir must be absolute, got {}", dir.display())));
+            return Err(bad(format!(
+                "profile_dir must be absolute, got {}",
+                dir.display()
+            )));
         }
         for arg in &self.common.extra_args {
             let name = arg.split_once('=').map_or(arg.as_str(), |(n, _)| n);

@@ -20,9 +20,9 @@ use std::sync::Arc;
 
 use crate::driver::process::ProcessRegistry;
 use crate::driver::{
-    ConfigField, ConfigSchema, ContinueMode, DecisionMode, Descriptor, Driver, InvalidConfig, JsonSessionCodec,
-    McpCaps, MessageCaps, ProcessCaps, Request, Response, RunIo, RunPolicyCaps, SessionCaps, SessionCodec,
-    StreamCaps, StructuredCaps, session,
+    ConfigField, ConfigSchema, ContinueMode, DecisionMode, Descriptor, Driver, InvalidConfig,
+    JsonSessionCodec, McpCaps, MessageCaps, ProcessCaps, Request, Response, RunIo, RunPolicyCaps,
+    SessionCaps, SessionCodec, StreamCaps, StructuredCaps, session,
 };
 
 pub use config::{CursorConfig, CursorMode};
@@ -143,8 +143,16 @@ impl Driver for CursorDriver {
                 f("command", "path", "The CLI (default: cursor-agent on PATH)"),
                 f("model", "string", "--model"),
                 f("mode", "string", "agent|ask|plan"),
-                f("hook_relay", "string[]", "Hook relay command (hooks are not wired: turn-end resume)"),
-                f("profile_dir", "path", "Root of CURSOR_HOME, CURSOR_CONFIG_DIR and CURSOR_DATA_DIR"),
+                f(
+                    "hook_relay",
+                    "string[]",
+                    "Hook relay command (hooks are not wired: turn-end resume)",
+                ),
+                f(
+                    "profile_dir",
+                    "path",
+                    "Root of CURSOR_HOME, CURSOR_CONFIG_DIR and CURSOR_DATA_DIR",
+                ),
             ],
         })
     }
@@ -152,7 +160,10 @@ impl Driver for CursorDriver {
     async fn close_processes(&self) -> Result<(), String> {
         let report = self.registry.shutdown_all(self.config.common.grace()).await;
         if report.unreaped > 0 {
-            return Err(format!("{} cursor-agent processes could not be reaped", report.unreaped));
+            return Err(format!(
+                "{} cursor-agent processes could not be reaped",
+                report.unreaped
+            ));
         }
         Ok(())
     }

@@ -55,7 +55,11 @@ impl Profile {
                 .chars()
                 .filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
                 .collect();
-            let name = if name.is_empty() { "default".to_owned() } else { name };
+            let name = if name.is_empty() {
+                "default".to_owned()
+            } else {
+                name
+            };
             let home = std::env::var_os("HOME").map_or_else(std::env::temp_dir, PathBuf::from);
             home.join(".agent-adaptor").join("cursor").join(name)
         });
@@ -76,7 +80,12 @@ impl Profile {
     }
 
     /// The explicit variables of the child.
-    pub fn vars(&self, config: &CursorConfig, request_env: &BTreeMap<String, String>, tmp: &Path) -> BTreeMap<String, String> {
+    pub fn vars(
+        &self,
+        config: &CursorConfig,
+        request_env: &BTreeMap<String, String>,
+        tmp: &Path,
+    ) -> BTreeMap<String, String> {
         let mut v = BTreeMap::new();
         v.extend(config.common.env.iter().map(|(k, val)| (k.clone(), val.clone())));
         v.extend(request_env.iter().map(|(k, val)| (k.clone(), val.clone())));
@@ -105,13 +114,19 @@ fn guard_violation(state: &SessionState, req: &Request, profile: &Profile) -> Op
     if let Some(cwd) = state.data.get(PARAM_CWD)
         && *cwd != req.cwd.to_string_lossy()
     {
-        return Some(format!("session working directory changed ({cwd} -> {})", req.cwd.display()));
+        return Some(format!(
+            "session working directory changed ({cwd} -> {})",
+            req.cwd.display()
+        ));
     }
     for (key, dir) in profile.guards() {
         if let Some(saved) = state.data.get(key)
             && *saved != dir.to_string_lossy()
         {
-            return Some(format!("cursor profile directory {key} changed ({saved} -> {})", dir.display()));
+            return Some(format!(
+                "cursor profile directory {key} changed ({saved} -> {})",
+                dir.display()
+            ));
         }
     }
     None
@@ -163,7 +178,13 @@ pub async fn run(config: &CursorConfig, registry: &ProcessRegistry, req: Request
 fn sanitize(s: &str) -> String {
     let s: String = s
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     if s.is_empty() { "run".into() } else { s }
 }
@@ -194,7 +215,9 @@ async fn invoke(
         .label(format!("cursor-agent {}", req.run_id));
     let mut child = match spawn(registry, spec).await {
         Ok(c) => c,
-        Err(e) => return Response::failed(FailureCode::AgentError, format!("cannot start cursor-agent: {e}")),
+        Err(e) => {
+            return Response::failed(FailureCode::AgentError, format!("cannot start cursor-agent: {e}"));
+        }
     };
     let mut info = ProcessInfo {
         kind: ProcessKind::Spawn,
@@ -209,7 +232,12 @@ async fn invoke(
         child.stop(StopPlan::new()).await;
         return Response::failed(FailureCode::AgentError, "cursor-agent stdout was not piped");
     };
-    let prompt = match config.common.instructions.as_deref().filter(|i| !i.trim().is_empty()) {
+    let prompt = match config
+        .common
+        .instructions
+        .as_deref()
+        .filter(|i| !i.trim().is_empty())
+    {
         Some(i) => format!("{i}\n\n{}", req.prompt),
         None => req.prompt.clone(),
     };
@@ -234,7 +262,10 @@ async fn invoke(
             None | Some(Err(_)) => break,
             Some(Ok(Line::TooLong { len, .. })) => format!("<line of {len} bytes>"),
             Some(Ok(l)) => {
-                let raw = l.raw().map(|r| String::from_utf8_lossy(r).into_owned()).unwrap_or_default();
+                let raw = l
+                    .raw()
+                    .map(|r| String::from_utf8_lossy(r).into_owned())
+                    .unwrap_or_default();
                 if let Line::Json { value, .. } = &l
                     && value.get("type").and_then(Value::as_str) == Some("result")
                     && terminal.is_none()
@@ -285,14 +316,23 @@ async fn invoke(
             display_id: sid.clone(),
             ..Default::default()
         };
-        state.data.insert(PARAM_CWD.into(), req.cwd.to_string_lossy().into_owned());
+        state
+            .data
+            .insert(PARAM_CWD.into(), req.cwd.to_string_lossy().into_owned());
         for (key, dir) in profile.guards() {
             state.data.insert(key.into(), dir.to_string_lossy().into_owned());
         }
-        Checkpoint { state, valid: success }
+        Checkpoint {
+            state,
+            valid: success,
+        }
     });
     let text = if outcome.text.is_empty() {
-        report.terminal.as_ref().and_then(|t| t.result.clone()).unwrap_or_default()
+        report
+            .terminal
+            .as_ref()
+            .and_then(|t| t.result.clone())
+            .unwrap_or_default()
     } else {
         outcome.text.clone()
     };
@@ -331,7 +371,12 @@ async fn invoke(
 /// The failure, if any, in order of precedence: a rejected resume (non-zero exit with the rejection
 /// message), a broken protocol on an otherwise clean exit (or any session/terminal-field violation), an
 /// error terminal, an abnormal exit.
-fn classify(report: &super::wire::Report, exit: ExitInfo, stderr: &str, resume: Option<&str>) -> Option<Failure> {
+fn classify(
+    report: &super::wire::Report,
+    exit: ExitInfo,
+    stderr: &str,
+    resume: Option<&str>,
+) -> Option<Failure> {
     if !exit.success() && resume.is_some() && is_resume_rejection(stderr) {
         return Some(Failure::new(FailureCode::ResumeRejected, stderr.to_owned()));
     }
@@ -342,7 +387,10 @@ fn classify(report: &super::wire::Report, exit: ExitInfo, stderr: &str, resume: 
         .filter(|v| !(matches!(v, Violation::NoTerminal) && !exit.success()))
         .collect();
     if let Some(first) = protocol.first() {
-        let mut f = Failure::new(FailureCode::Protocol, format!("cursor-agent broke its protocol: {first}"));
+        let mut f = Failure::new(
+            FailureCode::Protocol,
+            format!("cursor-agent broke its protocol: {first}"),
+        );
         f.details.insert(
             "violations".into(),
             protocol.iter().map(|v| v.to_string()).collect::<Vec<_>>().into(),
@@ -352,7 +400,11 @@ fn classify(report: &super::wire::Report, exit: ExitInfo, stderr: &str, resume: 
     if let Some(t) = &report.terminal
         && !t.is_success()
     {
-        let msg = t.result.clone().filter(|m| !m.is_empty()).unwrap_or_else(|| "cursor-agent reported an error".into());
+        let msg = t
+            .result
+            .clone()
+            .filter(|m| !m.is_empty())
+            .unwrap_or_else(|| "cursor-agent reported an error".into());
         return Some(Failure::new(FailureCode::AgentError, msg));
     }
     if !exit.success() {
@@ -414,7 +466,12 @@ mod tests {
         assert!(f.message.contains("boom"));
         let f = classify(&no_terminal, ok, "", None).unwrap();
         assert_eq!(f.code, FailureCode::Protocol);
-        assert!(classify(&no_terminal, ok, "", None).unwrap().details.contains_key("violations"));
+        assert!(
+            classify(&no_terminal, ok, "", None)
+                .unwrap()
+                .details
+                .contains_key("violations")
+        );
         assert_eq!(sanitize("a/b c"), "a_b_c");
     }
 }

@@ -157,7 +157,11 @@ impl Translator {
                 }
                 self.item(&mut out, item);
                 out.push(DriverEvent::TurnCompleted(TurnReport {
-                    text: if self.text.is_empty() { text.clone() } else { self.text.clone() },
+                    text: if self.text.is_empty() {
+                        text.clone()
+                    } else {
+                        self.text.clone()
+                    },
                     usage: None,
                     error: (!r.is_success()).then_some(text),
                 }));
@@ -215,7 +219,11 @@ impl Translator {
                 item.input = Some(v.args.clone());
                 self.item(out, item);
                 if task {
-                    let desc = v.args.get("description").and_then(Value::as_str).unwrap_or_default();
+                    let desc = v
+                        .args
+                        .get("description")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default();
                     out.push(subagent(SubagentKind::Started, desc.to_owned(), JsonMap::new()));
                 }
             }

@@ -27,7 +27,10 @@ async fn headless_text_streams_and_a_thread_resumes_the_session() {
     assert_eq!(kinds.first(), Some(&TranscriptKind::Init));
     assert_eq!(kinds.last(), Some(&TranscriptKind::Result));
     let sid = first.metadata["session_id"].clone();
-    assert!(cb.config_dir.join("projects").is_dir(), "sessions live in the SDK-owned config dir");
+    assert!(
+        cb.config_dir.join("projects").is_dir(),
+        "sessions live in the SDK-owned config dir"
+    );
 
     let second = thread.send("again please", cb.headless()).result().await.unwrap();
     assert_eq!(second.metadata["session_id"], sid, "the same session continues");
@@ -70,7 +73,11 @@ async fn model_errors_fail_with_their_classification() {
     assert_eq!(transport(&outcome), "control");
     assert_eq!(code(&outcome), "provider_server_error");
     let r = &run_error(&outcome).result;
-    assert!(r.raw().terminal.is_some_and(|t| t.json["subtype"] == "error_during_execution"));
+    assert!(
+        r.raw()
+            .terminal
+            .is_some_and(|t| t.json["subtype"] == "error_during_execution")
+    );
     cb.assert_reaped();
 }
 
@@ -99,7 +106,11 @@ async fn cancel_mid_stream_stops_and_reaps_the_cli() {
     stream.cancel();
     let outcome = stream.result().await;
     assert_eq!(run_error(&outcome).reason.as_str(), "cancelled");
-    assert!(started.elapsed() < Duration::from_secs(8), "took {:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(8),
+        "took {:?}",
+        started.elapsed()
+    );
     cb.assert_reaped();
 }
 

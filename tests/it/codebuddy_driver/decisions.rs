@@ -55,18 +55,29 @@ async fn a_denial_aborts_by_default_and_continues_when_asked() {
         .result()
         .await;
     assert_eq!(run_error(&outcome).reason.as_str(), "approval_denied");
-    assert_eq!(cb.mock.completion_requests().len(), 1, "no model call after the abort");
+    assert_eq!(
+        cb.mock.completion_requests().len(),
+        1,
+        "no model call after the abort"
+    );
 
     let continue_policy = Policy::default().with_approvals(ApprovalPolicy {
         on_reject: FallbackAction::Continue,
         ..Default::default()
     });
     let r = agent
-        .send("zzbash please", cb.opts().policy(continue_policy).on_approval(deny))
+        .send(
+            "zzbash please",
+            cb.opts().policy(continue_policy).on_approval(deny),
+        )
         .result()
         .await
         .unwrap();
-    assert!(r.text.contains("Done n=3"), "the model answered the denial: {}", r.text);
+    assert!(
+        r.text.contains("Done n=3"),
+        "the model answered the denial: {}",
+        r.text
+    );
     cb.assert_reaped();
 }
 
@@ -125,7 +136,10 @@ async fn a_plan_review_is_asked_approved_and_refused() {
         on_reject: FallbackAction::Continue,
         ..Default::default()
     });
-    let outcome = agent.send("zzplan it", cb.opts().policy(auto_deny)).result().await;
+    let outcome = agent
+        .send("zzplan it", cb.opts().policy(auto_deny))
+        .result()
+        .await;
     assert_eq!(
         code(&outcome),
         "decision_rejected",

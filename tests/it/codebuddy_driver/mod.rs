@@ -96,7 +96,11 @@ impl Cb {
 
     /// Asserts that no CodeBuddy process is left.
     pub fn assert_reaped(&self) {
-        assert_eq!(self.driver.registry().live_count(), 0, "a CodeBuddy process is left");
+        assert_eq!(
+            self.driver.registry().live_count(),
+            0,
+            "a CodeBuddy process is left"
+        );
     }
 }
 

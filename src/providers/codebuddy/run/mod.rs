@@ -65,7 +65,10 @@ pub async fn run(config: &CodeBuddyConfig, registry: &ProcessRegistry, req: Requ
     if let Err(e) = std::fs::create_dir_all(&config_dir) {
         return Response::failed(
             FailureCode::AgentError,
-            format!("cannot create the CodeBuddy config dir {}: {e}", config_dir.display()),
+            format!(
+                "cannot create the CodeBuddy config dir {}: {e}",
+                config_dir.display()
+            ),
         );
     }
     let instructions = [config.common.instructions.as_deref(), req.instructions.as_deref()]
@@ -92,8 +95,11 @@ pub async fn run(config: &CodeBuddyConfig, registry: &ProcessRegistry, req: Requ
     };
     io.events
         .notice(
-            Notice::new(notice_kind::INVOCATION, format!("codebuddy {} transport", transport.as_str()))
-                .with_meta("transport", transport.as_str()),
+            Notice::new(
+                notice_kind::INVOCATION,
+                format!("codebuddy {} transport", transport.as_str()),
+            )
+            .with_meta("transport", transport.as_str()),
         )
         .await;
     match transport {
@@ -170,7 +176,8 @@ impl Exec<'_> {
                     data: Default::default(),
                 };
                 info.metadata.insert("pid".into(), p.child.pid().to_string());
-                info.metadata.insert("transport".into(), self.transport.as_str().into());
+                info.metadata
+                    .insert("transport".into(), self.transport.as_str().into());
                 self.io.events.emit(DriverEvent::ProcessInfo(info)).await;
                 Some(p)
             }
@@ -184,7 +191,9 @@ impl Exec<'_> {
     /// Collects a finished process's output and exit.
     fn collect(&mut self, proc: &mut Proc, exit: crate::driver::process::ExitInfo) {
         self.raw.stdout.extend_from_slice(&proc.stdout.take_raw().bytes);
-        self.raw.stderr.extend_from_slice(&proc.child.stderr().take_full().bytes);
+        self.raw
+            .stderr
+            .extend_from_slice(&proc.child.stderr().take_full().bytes);
         self.exit = Some(ExitInfo {
             code: exit.code,
             signal: exit.signal,
@@ -238,7 +247,10 @@ impl Exec<'_> {
                 }
             }
             TurnEnd::Error(e) => match e.unknown_session() {
-                Some(id) => (FailureCode::ResumeRejected, format!("CodeBuddy has no session {id}")),
+                Some(id) => (
+                    FailureCode::ResumeRejected,
+                    format!("CodeBuddy has no session {id}"),
+                ),
                 None => (FailureCode::AgentError, e.error.clone()),
             },
             TurnEnd::Closed => (
@@ -330,7 +342,9 @@ impl Exec<'_> {
             };
             let text = String::from_utf8_lossy(&raw);
             match parse_line(&text) {
-                Ok(super::wire::Frame::ControlResponse(r)) if r.response.request_id == INITIALIZE_REQUEST_ID => {
+                Ok(super::wire::Frame::ControlResponse(r))
+                    if r.response.request_id == INITIALIZE_REQUEST_ID =>
+                {
                     if r.response.subtype != "success" {
                         let why = r.response.error.unwrap_or_else(|| r.response.subtype.clone());
                         self.fail(FailureCode::AgentError, format!("initialize refused: {why}"));
@@ -378,7 +392,14 @@ impl Exec<'_> {
                 self.fail(FailureCode::AgentError, format!("cannot write to CodeBuddy: {e}"));
                 break;
             }
-            let turn = turn::drive(&mut proc, &mut self.tr, self.io, self.config.settle_timeout(), true).await;
+            let turn = turn::drive(
+                &mut proc,
+                &mut self.tr,
+                self.io,
+                self.config.settle_timeout(),
+                true,
+            )
+            .await;
             self.close_turn(&turn).await;
             if matches!(turn.end, TurnEnd::Stalled(Stall::Interrupted)) {
                 // No result after the interrupt: this process would run the next frame in a new session
@@ -441,7 +462,14 @@ impl Exec<'_> {
                 .await;
             settle_claims(std::mem::take(&mut claims), proc.is_some(), "resume");
             let Some(mut proc) = proc else { return };
-            let turn = turn::drive(&mut proc, &mut self.tr, self.io, self.config.settle_timeout(), false).await;
+            let turn = turn::drive(
+                &mut proc,
+                &mut self.tr,
+                self.io,
+                self.config.settle_timeout(),
+                false,
+            )
+            .await;
             self.close_turn(&turn).await;
             let cancelled = matches!(turn.end, TurnEnd::Cancelled);
             let exit = match turn.end {
@@ -460,7 +488,9 @@ impl Exec<'_> {
                 }
                 return;
             }
-            let Some(sid) = self.tr.session_id().map(str::to_owned) else { return };
+            let Some(sid) = self.tr.session_id().map(str::to_owned) else {
+                return;
+            };
             match self.claim(Boundary::TurnEnd) {
                 Some((p, c)) => {
                     resume = Some((sid, false));
@@ -494,7 +524,10 @@ impl Exec<'_> {
                 PARAM_CONFIG_DIR.into(),
                 self.config_dir.to_string_lossy().into_owned(),
             );
-            Checkpoint { state, valid: success }
+            Checkpoint {
+                state,
+                valid: success,
+            }
         });
         let mut metadata = std::collections::BTreeMap::new();
         metadata.insert("transport".into(), self.transport.as_str().into());

@@ -63,11 +63,7 @@ impl Proc {
             .take_stdout()
             .ok_or_else(|| ProcessError::SpawnerUnavailable("stdout was not piped".into()))?;
         let stdin = child.stdin();
-        Ok(Proc {
-            child,
-            stdout,
-            stdin,
-        })
+        Ok(Proc { child, stdout, stdin })
     }
 
     /// Writes one frame (control transport).
@@ -112,10 +108,21 @@ mod tests {
 
     #[test]
     fn inheritance_keeps_codebuddy_and_base_variables_only() {
-        for ok in ["PATH", "HOME", "LC_ALL", "CODEBUDDY_API_KEY", "CODEBUDDY_BASE_URL"] {
+        for ok in [
+            "PATH",
+            "HOME",
+            "LC_ALL",
+            "CODEBUDDY_API_KEY",
+            "CODEBUDDY_BASE_URL",
+        ] {
             assert!(base_or_codebuddy(ok), "{ok}");
         }
-        for no in ["CODEBUDDY_CONFIG_DIR", "OPENAI_API_KEY", "HTTP_PROXY", "ANTHROPIC_API_KEY"] {
+        for no in [
+            "CODEBUDDY_CONFIG_DIR",
+            "OPENAI_API_KEY",
+            "HTTP_PROXY",
+            "ANTHROPIC_API_KEY",
+        ] {
             assert!(!base_or_codebuddy(no), "{no}");
         }
     }

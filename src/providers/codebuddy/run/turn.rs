@@ -17,8 +17,8 @@ use crate::driver::{DecisionKind, DecisionOutcome, DriverEvent, RunIo};
 use super::super::decision;
 use super::super::translate::Translator;
 use super::super::wire::{
-    CanUseTool, ContentBlock, ControlRequestBody, ControlResponse, ErrorFrame, Frame, InputFrame, RequestKind,
-    ResultFrame, parse_line,
+    CanUseTool, ContentBlock, ControlRequestBody, ControlResponse, ErrorFrame, Frame, InputFrame,
+    RequestKind, ResultFrame, parse_line,
 };
 use super::proc::Proc;
 

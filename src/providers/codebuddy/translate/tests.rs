@@ -100,7 +100,9 @@ fn every_fixture_translates_with_balanced_lifecycles_and_a_mirrored_transcript()
         assert_lifecycles(&events);
         mirrored(&mut t, &events);
         assert!(
-            !events.iter().any(|e| matches!(e, DriverEvent::Notice(n) if n.kind == notice_kind::PROVIDER_INVALID)),
+            !events
+                .iter()
+                .any(|e| matches!(e, DriverEvent::Notice(n) if n.kind == notice_kind::PROVIDER_INVALID)),
             "{name}: every recorded line is a frame"
         );
         n += 1;
@@ -115,7 +117,11 @@ fn streamed_text_is_rendered_once() {
     let items = mirrored(&mut t, &events);
     assert_eq!(
         kinds(&items),
-        [TranscriptKind::Init, TranscriptKind::Assistant, TranscriptKind::Result]
+        [
+            TranscriptKind::Init,
+            TranscriptKind::Assistant,
+            TranscriptKind::Result
+        ]
     );
     assert_eq!(items[0].model, "default-model");
     let turns = turns(&events);
@@ -155,9 +161,15 @@ fn tool_calls_carry_streamed_arguments_and_their_result() {
         })
         .collect();
     assert_eq!(calls[0].phase, Phase::Start);
-    assert_eq!((calls[0].id.as_str(), calls[0].name.as_str()), ("call_mock_0001_0", "Bash"));
+    assert_eq!(
+        (calls[0].id.as_str(), calls[0].name.as_str()),
+        ("call_mock_0001_0", "Bash")
+    );
     let args: String = calls.iter().map(|c| c.args_delta.as_str()).collect();
-    assert_eq!(serde_json::from_str::<Value>(&args).unwrap()["command"], "echo hi");
+    assert_eq!(
+        serde_json::from_str::<Value>(&args).unwrap()["command"],
+        "echo hi"
+    );
     let end = calls.iter().find(|c| c.phase == Phase::End).unwrap();
     assert_eq!(end.args.as_ref().unwrap()["command"], "echo hi");
     let result = events
@@ -190,7 +202,11 @@ fn model_errors_are_classified_and_their_text_is_shown() {
         let f = result_failure(r).unwrap();
         assert_eq!(f.code, code, "{file}: {}", f.message);
         let status = &file["headless_errors.".len()..][..3];
-        assert!(text_of(&events).starts_with(status), "{file}: {}", text_of(&events));
+        assert!(
+            text_of(&events).starts_with(status),
+            "{file}: {}",
+            text_of(&events)
+        );
         assert_eq!(turns(&events)[0].error.as_deref(), Some(f.message.as_str()));
     }
 }

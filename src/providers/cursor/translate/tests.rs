@@ -27,7 +27,10 @@ fn translate(name: &str) -> (Outcome, Vec<DriverEvent>) {
             _ => None,
         })
         .collect();
-    assert_eq!(notices, outcome.transcript, "{name}: notices mirror the transcript");
+    assert_eq!(
+        notices, outcome.transcript,
+        "{name}: notices mirror the transcript"
+    );
     (outcome, events)
 }
 
@@ -116,7 +119,11 @@ fn tools_open_at_started_and_close_with_their_result() {
         .iter()
         .find(|i| i.kind == TranscriptKind::ToolResult && i.tool_use_id == "call_shell_1")
         .unwrap();
-    assert!(refused.is_error && refused.text.contains("--force"), "{}", refused.text);
+    assert!(
+        refused.is_error && refused.text.contains("--force"),
+        "{}",
+        refused.text
+    );
 }
 
 #[test]
@@ -138,7 +145,10 @@ fn mcp_tools_are_named_by_their_full_name_and_tasks_are_subagents() {
         })
         .collect();
     assert_eq!(subs.len(), 2);
-    assert_eq!((subs[0].kind, subs[1].kind), (SubagentKind::Started, SubagentKind::Finished));
+    assert_eq!(
+        (subs[0].kind, subs[1].kind),
+        (SubagentKind::Started, SubagentKind::Finished)
+    );
     assert_eq!(subs[0].member, "fake-planner");
     assert!(subs[1].summary.contains("PLAN"));
 }
@@ -146,7 +156,10 @@ fn mcp_tools_are_named_by_their_full_name_and_tasks_are_subagents() {
 #[test]
 fn rule_breaking_streams_are_reported() {
     let (o, events) = translate("malformed.jsonl");
-    assert!(matches!(o.report.violations[0], wire::Violation::Unparseable { .. }));
+    assert!(matches!(
+        o.report.violations[0],
+        wire::Violation::Unparseable { .. }
+    ));
     assert_eq!(
         events
             .iter()
@@ -184,7 +197,11 @@ fn resume_rejections_follow_the_go_rule() {
     ] {
         assert!(is_resume_rejection(yes), "{yes}");
     }
-    for no in ["Error: fake upstream failure", "not found: chat", "network unreachable"] {
+    for no in [
+        "Error: fake upstream failure",
+        "not found: chat",
+        "network unreachable",
+    ] {
         assert!(!is_resume_rejection(no), "{no}");
     }
 }
