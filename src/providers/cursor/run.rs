@@ -384,7 +384,7 @@ fn classify(
     let protocol: Vec<&Violation> = report
         .violations
         .iter()
-        .filter(|v| !(matches!(v, Violation::NoTerminal) && !exit.success()))
+        .filter(|v| !matches!(v, Violation::NoTerminal) || exit.success())
         .collect();
     if let Some(first) = protocol.first() {
         let mut f = Failure::new(
