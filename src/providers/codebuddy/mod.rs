@@ -73,7 +73,7 @@ pub fn descriptor() -> Descriptor {
         structured: StructuredCaps {
             native: true,
             prompt_validate: true,
-            native_with_hitl: false,
+            native_with_hitl: true,
         },
         stream: StreamCaps {
             token_level: true,
@@ -82,7 +82,11 @@ pub fn descriptor() -> Descriptor {
             hitl: true,
         },
         process: ProcessCaps { persistent: false },
-        mcp: McpCaps::default(),
+        mcp: McpCaps {
+            stdio: true,
+            http: false,
+            sse: false,
+        },
         skills: Default::default(),
         system_prompt_append: true,
     }

@@ -141,5 +141,75 @@ async fn instructions_reach_the_system_prompt_and_schemas_are_native() {
         "not prefixed to the prompt"
     );
     assert!(req.tool_names().contains(&"StructuredOutput"));
+
+    // The default policy asks for permissions: the control transport carries the schema too.
+    let outcome = agent
+        .send(
+            "zzschema again",
+            cb.opts().schema_json(schema, SchemaOptions::new()),
+        )
+        .result()
+        .await;
+    assert_eq!(transport(&outcome), "control");
+    assert_eq!(outcome.unwrap().structured().unwrap()["n"], 42);
+    cb.assert_reaped();
+}
+
+/// A minimal stdio MCP server (node is there: the CLI needs it): initialize, tools/list, tools/call.
+const MCP_SERVER_JS: &str = r#"
+const rl = require('readline').createInterface({ input: process.stdin });
+rl.on('line', (line) => {
+  let m;
+  try { m = JSON.parse(line); } catch (e) { return; }
+  if (m.id === undefined) return;
+  let result = {};
+  if (m.method === 'initialize') {
+    result = { protocolVersion: (m.params && m.params.protocolVersion) || '2024-11-05',
+               capabilities: { tools: {} }, serverInfo: { name: 'probe', version: '1.0.0' } };
+  } else if (m.method === 'tools/list') {
+    result = { tools: [{ name: 'echo', description: 'Echo the text',
+               inputSchema: { type: 'object', properties: { text: { type: 'string' } } } }] };
+  } else if (m.method === 'tools/call') {
+    result = { content: [{ type: 'text', text: 'ECHO ' + JSON.stringify(m.params.arguments) }] };
+  }
+  process.stdout.write(JSON.stringify({ jsonrpc: '2.0', id: m.id, result }) + '\n');
+});
+"#;
+
+#[tokio::test]
+async fn per_call_mcp_servers_are_materialized_and_loaded() {
+    let Some(cb) = Cb::new().await else { return };
+    let script = cb.ws.join("probe-mcp.js");
+    std::fs::write(&script, MCP_SERVER_JS).unwrap();
+    let server =
+        agent_adaptor::vocab::McpServer::stdio("probe", "node", vec![script.to_string_lossy().into_owned()]);
+    let agent = Agent::new(cb.driver.clone());
+    let r = agent
+        .send("say hi", cb.headless().mcp([server]))
+        .result()
+        .await
+        .unwrap();
+    let init = r
+        .transcript()
+        .into_iter()
+        .find(|i| i.kind == TranscriptKind::Init)
+        .unwrap();
+    let servers = init.data["mcp_servers"].as_array().cloned().unwrap_or_default();
+    assert!(
+        servers
+            .iter()
+            .any(|s| s["name"] == "probe" && s["status"] == "connected"),
+        "{servers:?}"
+    );
+    // CodeBuddy defers MCP tools (`ToolSearch` / `DeferExecuteTool`) instead of listing them as tools;
+    // the server's tool is announced in the conversation.
+    let req = &cb.mock.completion_requests()[0];
+    assert!(req.tool_names().contains(&"DeferExecuteTool"));
+    let body = req.body.as_ref().unwrap().to_string();
+    assert!(body.contains("probe"), "the MCP server is announced to the model");
+    let leftover = std::fs::read_dir(cb.config_dir.join("agent-adaptor/mcp"))
+        .map(|d| d.count())
+        .unwrap_or(0);
+    assert_eq!(leftover, 0, "the per-run MCP file is removed");
     cb.assert_reaped();
 }

@@ -47,6 +47,7 @@ struct Exec<'a> {
     config_dir: PathBuf,
     instructions: Option<String>,
     schema: Option<String>,
+    mcp_file: Option<PathBuf>,
     tr: Translator,
     raw: RawStreams,
     exit: Option<ExitInfo>,
@@ -77,6 +78,15 @@ pub async fn run(config: &CodeBuddyConfig, registry: &ProcessRegistry, req: Requ
         .filter(|s| !s.trim().is_empty())
         .collect::<Vec<_>>()
         .join("\n\n");
+    let mcp_file = match write_mcp_config(&req, &config_dir) {
+        Ok(f) => f,
+        Err(e) => {
+            return Response::failed(
+                FailureCode::AgentError,
+                format!("cannot write the MCP configuration: {e}"),
+            );
+        }
+    };
     let mut inv = Exec {
         config,
         registry,
@@ -86,6 +96,7 @@ pub async fn run(config: &CodeBuddyConfig, registry: &ProcessRegistry, req: Requ
         config_dir,
         instructions: (!instructions.is_empty()).then_some(instructions),
         schema: req.output_schema.as_ref().map(|s| s.schema.to_string()),
+        mcp_file,
         tr: Translator::new(),
         raw: RawStreams::default(),
         exit: None,
@@ -106,7 +117,34 @@ pub async fn run(config: &CodeBuddyConfig, registry: &ProcessRegistry, req: Requ
         Transport::Control => inv.control().await,
         Transport::Headless => inv.headless().await,
     }
+    if let Some(f) = &inv.mcp_file {
+        let _ = std::fs::remove_file(f);
+    }
     inv.response()
+}
+
+/// Materializes the request's MCP servers as `<config dir>/agent-adaptor/mcp/<run id>.json` (for
+/// `--mcp-config … --strict-mcp-config`); `None` when there are none.
+fn write_mcp_config(req: &Request, config_dir: &std::path::Path) -> std::io::Result<Option<PathBuf>> {
+    if req.mcp.is_empty() {
+        return Ok(None);
+    }
+    let dir = config_dir.join("agent-adaptor").join("mcp");
+    std::fs::create_dir_all(&dir)?;
+    let name: String = req
+        .run_id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let file = dir.join(format!("{name}.json"));
+    std::fs::write(&file, env::mcp_config(&req.mcp).to_string())?;
+    Ok(Some(file))
 }
 
 /// A resume whose guards do not match this request is refused before anything starts.
@@ -152,7 +190,7 @@ impl Exec<'_> {
             model: self.req.model.as_deref(),
             schema: self.schema.clone(),
             instructions: self.instructions.as_deref(),
-            mcp_config: None,
+            mcp_config: self.mcp_file.as_deref(),
             prompt,
         };
         let args = argv::build(self.config, &self.req.policy, self.transport, &inv);
