@@ -283,7 +283,8 @@ async fn invoke(
     let exit = if cancelled {
         child.stop(StopPlan::new().term_grace(grace)).await
     } else {
-        match tokio::time::timeout(grace, child.wait()).await {
+        // The CLI closed stdout; give it time to exit by itself before stopping it.
+        match tokio::time::timeout(grace.max(std::time::Duration::from_secs(5)), child.wait()).await {
             Ok(e) => e,
             Err(_) => child.stop(StopPlan::new().term_grace(grace)).await,
         }
@@ -302,7 +303,7 @@ async fn invoke(
     let failure = if cancelled {
         Some(Failure::new(FailureCode::Cancelled, "cancelled"))
     } else {
-        classify(report, exit, &stderr_text, resume)
+        classify(report, exit, &stderr_text, resume).or_else(|| resumed_elsewhere(report, resume))
     };
     let success = failure.is_none() && exit.success() && report.is_success();
     let session_id = report
@@ -423,6 +424,18 @@ fn classify(
     None
 }
 
+/// A resumed run must continue the chat it was asked to resume.
+fn resumed_elsewhere(report: &super::wire::Report, resume: Option<&str>) -> Option<Failure> {
+    let asked = resume?;
+    let got = report.terminal.as_ref().and_then(|t| t.session_id.as_deref())?;
+    (got != asked).then(|| {
+        Failure::new(
+            FailureCode::Protocol,
+            format!("cursor-agent was asked to resume chat {asked} but reported chat {got}"),
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -473,5 +486,15 @@ mod tests {
                 .contains_key("violations")
         );
         assert_eq!(sanitize("a/b c"), "a_b_c");
+        let lines = [
+            r#"{"type":"system","subtype":"init","session_id":"other"}"#,
+            r#"{"type":"result","subtype":"success","is_error":false,"result":"x","session_id":"other"}"#,
+        ];
+        let report = crate::providers::cursor::wire::validate_lines(lines);
+        assert_eq!(classify(&report, ok, "", Some("asked")), None);
+        let f = resumed_elsewhere(&report, Some("asked")).unwrap();
+        assert_eq!(f.code, FailureCode::Protocol);
+        assert!(resumed_elsewhere(&report, Some("other")).is_none());
+        assert!(resumed_elsewhere(&report, None).is_none());
     }
 }

@@ -47,3 +47,13 @@ async fn the_codebuddy_driver_passes_the_conformance_kit() {
         }
     }
 }
+
+#[tokio::test]
+async fn environment_reports_the_cli_version() {
+    let Some(cb) = Cb::new().await else { return };
+    let report = cb.driver.environment().await.unwrap();
+    assert!(report.healthy, "{report:?}");
+    assert_eq!(report.version.as_deref(), Some("2.117.0"));
+    assert_eq!(report.messages, cb.driver.descriptor().messages);
+    cb.assert_reaped();
+}

@@ -12,6 +12,9 @@ use super::super::argv::Transport;
 use super::super::env;
 use super::super::wire::InputFrame;
 
+/// How long a CLI gets to exit by itself after a completed turn before it is stopped.
+pub const EXIT_WAIT: Duration = Duration::from_secs(10);
+
 /// A running CLI with its stdout taken.
 pub struct Proc {
     /// The child.
@@ -89,13 +92,14 @@ impl Proc {
         self.child.stop(plan).await
     }
 
-    /// Ends it after a completed turn: stdin EOF (control) and up to `grace` to exit on its own, then the
-    /// escalating stop.
+    /// Ends it after a completed turn: stdin EOF (control) and up to [`EXIT_WAIT`] (at least `grace`) to
+    /// exit on its own — node can be slow to exit on a loaded machine, and a forced stop after an official
+    /// success would turn it into a failure — then the escalating stop.
     pub async fn finish(&self, grace: Duration) -> ExitInfo {
         if let Some(w) = &self.stdin {
             w.close().await;
         }
-        match tokio::time::timeout(grace, self.child.wait()).await {
+        match tokio::time::timeout(grace.max(EXIT_WAIT), self.child.wait()).await {
             Ok(exit) => exit,
             Err(_) => self.stop(grace, false).await,
         }
