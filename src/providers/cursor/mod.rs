@@ -9,9 +9,11 @@
 //! * [`wire`] — serde types of the stream-json protocol and the strict validator.
 //! * `config.rs` — [`CursorConfig`] and the command line.
 //! * `translate.rs` — lines → events and transcript (pure).
-//! * `run.rs` — profile directories, the process, failure classification, the response.
+//! * `profile.rs` — the profile directories, the child's environment, resume guards.
+//! * `run.rs` — the process, failure classification, the response.
 
 pub mod config;
+mod profile;
 mod run;
 pub mod translate;
 pub mod wire;
@@ -26,7 +28,8 @@ use crate::driver::{
 };
 
 pub use config::{CursorConfig, CursorMode};
-pub use run::{FORK_UNSUPPORTED, PARAM_CURSOR_CONFIG_DIR, PARAM_CURSOR_DATA_DIR, PARAM_CURSOR_HOME, Profile};
+pub use profile::{PARAM_CURSOR_CONFIG_DIR, PARAM_CURSOR_DATA_DIR, PARAM_CURSOR_HOME, Profile};
+pub use run::FORK_UNSUPPORTED;
 
 /// The driver type name.
 pub const DRIVER_TYPE: &str = "cursor";
