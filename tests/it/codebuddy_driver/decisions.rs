@@ -27,6 +27,15 @@ async fn an_approved_bash_call_runs_and_the_model_sees_its_output() {
     assert_eq!(transport(&outcome), "control");
     let r = outcome.unwrap();
     assert!(r.text.starts_with("Done n=2: Command: echo hi"), "{}", r.text);
+    let raw = String::from_utf8_lossy(&r.raw().stdout).into_owned();
+    assert!(
+        raw.contains("agent-adaptor-initialize"),
+        "the handshake is in the raw stdout"
+    );
+    assert!(
+        !raw.contains(agent_adaptor::testkit::codebuddy_env::DUMMY_API_KEY),
+        "the API key echoed by initialize is redacted"
+    );
     let asked = events.iter().find_map(|e| match &e.payload {
         Payload::Notice(n) if n.kind == "approval.requested" => Some(n.clone()),
         _ => None,

@@ -14,6 +14,7 @@
 mod control;
 mod headless;
 mod proc;
+mod redact;
 mod turn;
 
 use std::path::PathBuf;
@@ -229,7 +230,9 @@ impl Exec<'_> {
 
     /// Collects a finished process's output and exit.
     fn collect(&mut self, proc: &mut Proc, exit: crate::driver::process::ExitInfo) {
-        self.raw.stdout.extend_from_slice(&proc.stdout.take_raw().bytes);
+        self.raw
+            .stdout
+            .extend_from_slice(&redact::redact_stdout(&proc.stdout.take_raw().bytes));
         self.raw
             .stderr
             .extend_from_slice(&proc.child.stderr().take_full().bytes);
