@@ -49,7 +49,7 @@ pub fn descriptor() -> Descriptor {
         display_name: "CodeBuddy Code".into(),
         sessions: SessionCaps {
             resume: true,
-            fork: false,
+            fork: true,
         },
         run_policy: RunPolicyCaps {
             sandbox: false,

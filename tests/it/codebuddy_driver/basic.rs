@@ -213,3 +213,36 @@ async fn per_call_mcp_servers_are_materialized_and_loaded() {
     assert_eq!(leftover, 0, "the per-run MCP file is removed");
     cb.assert_reaped();
 }
+
+#[tokio::test]
+async fn a_fork_branches_the_session_and_leaves_the_parent_alone() {
+    let Some(cb) = Cb::new().await else { return };
+    let agent = Agent::new(cb.driver.clone());
+    let tenant = agent_adaptor::driver::Identity {
+        tenant: "t".into(),
+        ..Default::default()
+    };
+    let opts = || cb.headless().identity(tenant.clone());
+    let parent = agent.thread("cb-parent");
+    let first = parent.send("root prompt", opts()).result().await.unwrap();
+    let parent_sid = first.metadata["session_id"].clone();
+    let child = parent.fork("cb-child");
+    let forked = child.send("branch prompt", opts()).result().await.unwrap();
+    let child_sid = forked.metadata["session_id"].clone();
+    assert_ne!(child_sid, parent_sid, "a new session");
+    let req = cb.mock.completion_requests().pop().unwrap();
+    assert_eq!(
+        req.user_queries(),
+        ["root prompt", "branch prompt"],
+        "with the parent's history"
+    );
+    let again = parent.send("parent again", opts()).result().await.unwrap();
+    assert_eq!(again.metadata["session_id"], parent_sid);
+    let req = cb.mock.completion_requests().pop().unwrap();
+    assert_eq!(
+        req.user_queries(),
+        ["root prompt", "parent again"],
+        "the branch is not in the parent"
+    );
+    cb.assert_reaped();
+}
