@@ -11,6 +11,7 @@ use serde_json::Value;
 use super::payload::{JsonMap, TranscriptItem, Usage};
 use super::policy::{Identity, Policy};
 use super::session::{Checkpoint, SessionState};
+use crate::vocab::McpServer;
 
 /// How the provider session starts.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -55,6 +56,9 @@ pub struct Request {
     pub policy: Policy,
     /// Native output schema, when the core chose native structured output.
     pub output_schema: Option<OutputSchema>,
+    /// MCP servers for this invocation, already checked against the descriptor's `mcp` capabilities
+    /// (empty unless the driver declares MCP support).
+    pub mcp: Vec<McpServer>,
     /// Session plan.
     pub session: SessionPlan,
     /// Force a fresh process and do not register it for reuse.
@@ -80,6 +84,7 @@ impl Request {
             env: BTreeMap::new(),
             policy: Policy::default(),
             output_schema: None,
+            mcp: Vec::new(),
             session: SessionPlan::Fresh,
             spawn: false,
             timeout: None,

@@ -1,5 +1,7 @@
-//! Provider drivers, one module per coding-agent CLI.
+//! Provider drivers, one module per coding-agent CLI, and the capability matrix rendered from their
+//! descriptors.
 
+pub mod capabilities;
 pub mod claude;
 pub mod codebuddy;
 pub mod codex;

@@ -179,6 +179,7 @@ impl Execution {
             env: Default::default(),
             policy: self.resolved.policy.clone(),
             output_schema,
+            mcp: self.resolved.mcp.clone(),
             session,
             spawn: self.resolved.spawn,
             timeout: self.resolved.timeout,

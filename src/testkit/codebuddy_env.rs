@@ -140,7 +140,7 @@ impl CodeBuddyEnv {
     }
 
     /// The control transport: `--input-format=stream-json --output-format=stream-json --verbose`
-    /// (run with [`CodeBuddyEnv::control_command`], which adds `CODEBUDDY_CODE_ENTRYPOINT=sdk-py`).
+    /// (the process that runs them also needs `CODEBUDDY_CODE_ENTRYPOINT=sdk-py`).
     pub fn control_args() -> Vec<String> {
         [
             "--input-format=stream-json",

@@ -1,10 +1,13 @@
 //! The one integration-test binary: each module is one area of the system.
 
+mod capabilities;
 mod claude_lab;
 mod cli;
+mod codebuddy_driver;
 mod codebuddy_lab;
 mod codex_lab;
 mod conformance;
+mod cursor_driver;
 mod cursor_fake;
 mod process;
 mod recorder;

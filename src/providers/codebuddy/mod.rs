@@ -1,6 +1,267 @@
-//! The CodeBuddy Code driver's provider module. So far only [`wire`]: the exact serde mirror of the CLI's
-//! stream-json protocol, both directions. The driver itself (process, transport, translation) builds on it.
+//! The CodeBuddy Code driver (`codebuddy`).
 //!
-//! Facts about the protocol, verified against CodeBuddy Code 2.117.0: `docs/providers/codebuddy-wire.md`.
+//! Facts about the protocol, verified against CodeBuddy Code 2.117.0: `docs/providers/codebuddy-wire.md`;
+//! the driver's behaviour and what each capability rests on: `docs/providers/codebuddy-driver.md`.
+//!
+//! * [`wire`] — the exact serde mirror of the CLI's stream-json protocol, both directions.
+//! * `config.rs` — [`CodeBuddyConfig`].
+//! * `argv.rs` — transport selection and flags.
+//! * `env.rs` — the child's environment and the SDK-owned config dir.
+//! * `translate.rs` — frames → events and transcript (pure).
+//! * `decision.rs` — `can_use_tool` ↔ decisions (pure).
+//! * `run/` — processes, turns, supplemental input, the response.
 
+pub mod argv;
+pub mod config;
+pub mod decision;
+pub mod env;
+mod run;
+pub mod translate;
 pub mod wire;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::driver::process::{ProcessRegistry, ProcessSpec, StopPlan, spawn};
+use crate::driver::{
+    Boundary, CheckStatus, ConfigField, ConfigSchema, ContinueMode, DecisionMode, Descriptor, Driver,
+    EnvironmentCheck, EnvironmentReport, InspectError, InvalidConfig, JsonSessionCodec, McpCaps, MessageCaps,
+    ProcessCaps, Request, Response, RunIo, RunPolicyCaps, SessionCaps, SessionCodec, StreamCaps,
+    StructuredCaps, session,
+};
+
+pub use config::{CodeBuddyConfig, Effort, PermissionMode};
+pub use run::PARAM_CONFIG_DIR;
+
+/// The driver type name.
+pub const DRIVER_TYPE: &str = "codebuddy";
+
+/// The CodeBuddy descriptor. Each capability names the test that proves it in
+/// `docs/providers/codebuddy-driver.md`.
+pub fn descriptor() -> Descriptor {
+    let binary = vec![
+        DecisionMode::Ask,
+        DecisionMode::AutoApprove,
+        DecisionMode::AutoDeny,
+    ];
+    Descriptor {
+        driver_type: DRIVER_TYPE.into(),
+        display_name: "CodeBuddy Code".into(),
+        sessions: SessionCaps {
+            resume: true,
+            fork: true,
+        },
+        run_policy: RunPolicyCaps {
+            sandbox: false,
+            web_search: false,
+            browser: false,
+            permission: binary.clone(),
+            plan_review: binary,
+            question: vec![DecisionMode::Ask, DecisionMode::AutoDeny],
+            retry: false,
+        },
+        messages: MessageCaps {
+            boundaries: vec![Boundary::TurnEnd],
+            interrupt: true,
+            continue_mode: ContinueMode::InRun,
+            max_units: 0,
+            unit: "bytes".into(),
+            confirmed_delivery: false,
+            persists_delivered: true,
+            min_version: None,
+        },
+        structured: StructuredCaps {
+            native: true,
+            prompt_validate: true,
+            native_with_hitl: true,
+        },
+        stream: StreamCaps {
+            token_level: true,
+            reasoning: true,
+            tool_call_args: true,
+            hitl: true,
+        },
+        process: ProcessCaps { persistent: false },
+        mcp: McpCaps {
+            stdio: true,
+            http: false,
+            sse: false,
+        },
+        skills: Default::default(),
+        system_prompt_append: true,
+    }
+}
+
+/// The CodeBuddy Code driver. Each invocation starts its own process(es), registered in the driver's
+/// [`ProcessRegistry`]; every one is stopped and reaped before `run` returns.
+#[derive(Debug, Clone)]
+pub struct CodeBuddyDriver {
+    config: Arc<CodeBuddyConfig>,
+    registry: ProcessRegistry,
+}
+
+impl CodeBuddyDriver {
+    /// A driver with `config`.
+    pub fn new(config: CodeBuddyConfig) -> CodeBuddyDriver {
+        CodeBuddyDriver {
+            config: Arc::new(config),
+            registry: ProcessRegistry::new(),
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &CodeBuddyConfig {
+        &self.config
+    }
+
+    /// The registry of this driver's live processes (tests assert it is empty after each run).
+    pub fn registry(&self) -> &ProcessRegistry {
+        &self.registry
+    }
+
+    /// Runs `codebuddy --version` (never a model task).
+    async fn version(&self) -> Result<String, String> {
+        use futures::StreamExt;
+        let spec = ProcessSpec::new(self.config.program())
+            .arg("--version")
+            .inherit_base_env()
+            .envs(env::FIXED.iter().map(|(k, v, _)| (*k, *v)))
+            .label("codebuddy --version");
+        let mut child = spawn(&self.registry, spec).await.map_err(|e| e.to_string())?;
+        let mut out = child.take_stdout().ok_or("no stdout")?;
+        let read = async {
+            let mut text = String::new();
+            while let Some(Ok(line)) = out.next().await {
+                if let Some(raw) = line.raw() {
+                    text.push_str(&String::from_utf8_lossy(raw));
+                    text.push('\n');
+                }
+            }
+            text
+        };
+        let text = tokio::time::timeout(Duration::from_secs(60), read).await;
+        let exit = child.stop(StopPlan::new()).await;
+        let text = text.map_err(|_| "codebuddy --version timed out".to_owned())?;
+        let version = text.split_whitespace().next().unwrap_or_default().to_owned();
+        if exit.success() && !version.is_empty() {
+            Ok(version)
+        } else {
+            Err(format!("codebuddy --version failed ({exit}): {}", text.trim()))
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl Driver for CodeBuddyDriver {
+    fn descriptor(&self) -> Descriptor {
+        descriptor()
+    }
+
+    fn validate_config(&self) -> Result<(), InvalidConfig> {
+        self.config.validate()
+    }
+
+    async fn run(&self, request: Request, io: RunIo) -> Response {
+        run::run(&self.config, &self.registry, request, io).await
+    }
+
+    fn session_codec(&self) -> Option<Arc<dyn SessionCodec>> {
+        Some(Arc::new(JsonSessionCodec))
+    }
+
+    fn session_fingerprint(&self) -> Option<String> {
+        let c = &*self.config;
+        let max_turns = c.max_turns_per_run.map(|n| n.to_string()).unwrap_or_default();
+        let dir = c
+            .config_dir
+            .as_ref()
+            .map(|d| d.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        Some(session::fingerprint(&[
+            DRIVER_TYPE,
+            c.model.as_deref().unwrap_or(""),
+            c.effort.map_or("", Effort::as_str),
+            c.permission_mode.map_or("", PermissionMode::as_str),
+            &max_turns,
+            &dir,
+            c.common.instructions.as_deref().unwrap_or(""),
+            &c.common.extra_args.join("\u{1f}"),
+        ]))
+    }
+
+    async fn environment(&self) -> Result<EnvironmentReport, InspectError> {
+        let check = match self.version().await {
+            Ok(v) => (
+                Some(v.clone()),
+                EnvironmentCheck {
+                    code: "cli".into(),
+                    status: CheckStatus::Pass,
+                    message: format!("CodeBuddy Code {v}"),
+                },
+            ),
+            Err(e) => (
+                None,
+                EnvironmentCheck {
+                    code: "cli".into(),
+                    status: CheckStatus::Fail,
+                    message: e,
+                },
+            ),
+        };
+        Ok(EnvironmentReport::from_checks(
+            DRIVER_TYPE,
+            check.0,
+            vec![check.1],
+            descriptor().messages,
+        ))
+    }
+
+    fn config_schema(&self) -> Option<ConfigSchema> {
+        let f = |name: &str, kind: &str, description: &str| ConfigField {
+            name: name.into(),
+            kind: kind.into(),
+            required: false,
+            description: description.into(),
+        };
+        Some(ConfigSchema {
+            driver_type: DRIVER_TYPE.into(),
+            fields: vec![
+                f(
+                    "command",
+                    "path",
+                    "The codebuddy binary (default: codebuddy on PATH)",
+                ),
+                f("model", "string", "--model"),
+                f("effort", "string", "minimal|low|medium|high|xhigh|max"),
+                f(
+                    "permission_mode",
+                    "string",
+                    "default|acceptEdits|plan|auto|dontAsk|bypassPermissions (default: from the approval policy)",
+                ),
+                f("max_turns_per_run", "integer", "--max-turns"),
+                f("config_dir", "path", "The SDK-owned CODEBUDDY_CONFIG_DIR"),
+                f(
+                    "handshake_timeout",
+                    "milliseconds",
+                    "Wait for the initialize answer",
+                ),
+                f(
+                    "settle_timeout",
+                    "milliseconds",
+                    "Wait for a result CodeBuddy may never send",
+                ),
+            ],
+        })
+    }
+
+    async fn close_processes(&self) -> Result<(), String> {
+        let report = self.registry.shutdown_all(self.config.common.grace()).await;
+        if report.unreaped > 0 {
+            return Err(format!(
+                "{} CodeBuddy processes could not be reaped",
+                report.unreaped
+            ));
+        }
+        Ok(())
+    }
+}

@@ -7,7 +7,7 @@
 //!
 //! Live runs skip loudly when the CLI is absent (`testkit::cli::require`).
 
-mod brain;
+pub mod brain;
 mod control;
 mod headless;
 mod session;
