@@ -36,4 +36,4 @@ pub use result::{
 pub use standby::Standby;
 pub use stream::{RunOutcome, Stream};
 pub use structured::SchemaOptions;
-pub use thread::{CheckpointInfo, LEASE_RENEW, LEASE_TTL, Thread};
+pub use thread::{CheckpointInfo, DEFAULT_TENANT, LEASE_RENEW, LEASE_TTL, Thread};

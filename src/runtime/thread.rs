@@ -156,8 +156,8 @@ impl Thread {
                 .identity
                 .as_ref()
                 .or(self.agent.inner.defaults.identity.as_ref())
-                .map(|i| i.tenant.clone())
-                .unwrap_or_default();
+                .map(tenant_of)
+                .unwrap_or_else(|| DEFAULT_TENANT.to_owned());
             if self.agent.inner.standbys.is_live(&tenant, &self.key) {
                 return super::agent::refused(Error::thread(
                     ThreadErrorKind::Busy,
@@ -179,6 +179,7 @@ impl Thread {
     /// The latest healthy resume state for `tenant`; pending in-process recovery wins over stale
     /// durable state.
     pub async fn checkpoint(&self, tenant: &str) -> Result<Option<CheckpointInfo>, Error> {
+        let tenant = if tenant.is_empty() { DEFAULT_TENANT } else { tenant };
         if let Some(rec) = self.pending.lock().unwrap_or_else(|p| p.into_inner()).clone() {
             return Ok(info(&rec, true));
         }
@@ -192,6 +193,19 @@ impl Thread {
         Ok(rec.as_ref().and_then(|r| info(r, false)))
     }
 }
+
+/// The tenant a thread's rows belong to: the identity's tenant, or [`DEFAULT_TENANT`] when unset
+/// (the store requires one).
+fn tenant_of(identity: &crate::driver::Identity) -> String {
+    if identity.tenant.is_empty() {
+        DEFAULT_TENANT.to_owned()
+    } else {
+        identity.tenant.clone()
+    }
+}
+
+/// The tenant of threads whose caller set none.
+pub const DEFAULT_TENANT: &str = "default";
 
 fn info(rec: &Record, pending: bool) -> Option<CheckpointInfo> {
     rec.state.as_ref().map(|s| CheckpointInfo {
@@ -293,7 +307,7 @@ impl ThreadHooks {
         let fingerprint = compatibility(&inner.descriptor.driver_type, &session_fp, r, &cwd);
         ThreadHooks {
             store: inner.store.clone(),
-            tenant: r.identity.tenant.clone(),
+            tenant: tenant_of(&r.identity),
             identity: AgentIdentity {
                 id: r.identity.id.clone(),
                 tenant: r.identity.tenant.clone(),
@@ -419,6 +433,12 @@ impl ExecutionHooks for ThreadHooks {
             ));
         }
         let mode = self.mode();
+        if matches!(mode, Mode::Fork { .. }) && !self.thread.agent.descriptor().sessions.fork {
+            return Err(Error::thread(
+                ThreadErrorKind::Incompatible,
+                format!("the {} driver cannot fork sessions", self.driver_type),
+            ));
+        }
         let key = self.thread.key.clone();
         let (ttl, _) = self.thread.lease_timing;
         let mut held = self.held.lock().await;

@@ -177,3 +177,37 @@ async fn a_duplicate_starting_prompt_completes_with_zero_turns() {
     .await;
     assert_eq!(again.unwrap().turns, 0);
 }
+
+#[tokio::test]
+async fn threads_without_a_tenant_persist_under_the_default_tenant() {
+    let a = agent(store());
+    let t = a.thread("no-tenant");
+    run(t.send("one", ())).await.1.unwrap();
+    let (_, second) = run(t.send("two", ())).await;
+    assert_eq!(history(&second), 2, "resumed: the record was persisted");
+    let cp = t
+        .checkpoint("")
+        .await
+        .unwrap()
+        .expect("persisted under the default tenant");
+    assert!(!cp.pending_persistence);
+}
+
+#[tokio::test]
+async fn forking_on_a_driver_without_fork_support_fails_before_launch() {
+    let mut d =
+        agent_adaptor::testkit::reference::reference_descriptor(agent_adaptor::driver::ContinueMode::InRun);
+    d.sessions.fork = false;
+    let a = agent_adaptor::runtime::Agent::builder(ReferenceDriver::new(ReferenceConfig {
+        descriptor: Some(d),
+        ..Default::default()
+    }))
+    .thread_store(store())
+    .build();
+    run(a.thread("p").send("one", tenant("t"))).await.1.unwrap();
+    let (_, forked) = run(a.thread("p").fork("c").send("x", tenant("t"))).await;
+    assert_eq!(
+        forked.unwrap_err().kind(),
+        ErrorKind::Thread(ThreadErrorKind::Incompatible)
+    );
+}
