@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agent_adaptor::driver::{ApprovalMode, ApprovalPolicy, Driver, Identity, Policy, Request, notice_kind};
-use agent_adaptor::providers::cursor::{CursorConfig, CursorDriver, FORK_UNSUPPORTED};
+use agent_adaptor::providers::cursor::{CursorConfig, CursorDriver};
 use agent_adaptor::runtime::{Agent, CallOptions, Event, MessageOptions, MessageState, Payload, Stream};
 use agent_adaptor::testkit::conformance::{Options, RunProbe, check_driver};
 use futures::StreamExt;
@@ -170,7 +170,15 @@ async fn fork_is_refused_before_any_process_starts() {
     let stream = child.send("two", fx.opts());
     let events = drain(&stream).await;
     let outcome = stream.result().await;
-    assert_eq!(code(&outcome), FORK_UNSUPPORTED);
+    // The thread layer refuses before launch because the descriptor declares no fork support; the
+    // driver keeps its own `FORK_UNSUPPORTED` failure for callers that drive it without a thread.
+    let err = outcome.unwrap_err();
+    assert_eq!(
+        err.kind(),
+        agent_adaptor::runtime::ErrorKind::Thread(agent_adaptor::runtime::ThreadErrorKind::Incompatible),
+        "{err}"
+    );
+    assert!(err.to_string().contains("cannot fork"), "{err}");
     assert!(
         !events
             .iter()

@@ -49,7 +49,12 @@ async fn an_unknown_session_is_a_resume_rejection_and_the_thread_starts_fresh() 
     let stream = thread.send("second", cb.headless());
     let events = drain(&stream).await;
     let r = stream.result().await.unwrap();
-    assert!(r.text.ends_with("to second"), "{}", r.text);
+    assert!(r.text.ends_with("second"), "{}", r.text);
+    assert!(
+        r.text.contains("An earlier reply of yours: Reply n=1 to first"),
+        "the fresh session carries bounded recovery context: {}",
+        r.text
+    );
     assert!(
         events
             .iter()
