@@ -1,6 +1,7 @@
 //! The one integration-test binary: each module is one area of the system.
 
 mod capabilities;
+mod claude_driver;
 mod claude_lab;
 mod cli;
 mod codebuddy_driver;

@@ -2,7 +2,7 @@
 //! it must show, and (with `RECORD_FIXTURES=1`) rewrites `tests/fixtures/claude/<scenario>.jsonl`.
 
 mod bidi;
-mod brain;
+pub mod brain;
 mod errors;
 mod frames;
 mod midrun;

@@ -1,0 +1,425 @@
+//! One invocation of the Claude driver, end to end.
+//!
+//! * **Bidirectional transport** (`bidi.rs`): one process; `initialize` and its answer before the first
+//!   user frame; `can_use_tool` answered through the decision sink; supplemental messages written as user
+//!   frames with a client `uuid` the moment they are claimed (Soon → `priority:"next"`, folded into the
+//!   running turn at its next model request; Interrupt → the `interrupt` control request first) and
+//!   acknowledged when the CLI reports their delivery (`system/status requesting` listing the uuid, or
+//!   `command_lifecycle started`); AfterTurn input is claimed at the `result` and written as the next user
+//!   frame. The invocation ends at a `result` with nothing in flight and nothing claimable.
+//! * **One-shot transport** (`oneshot.rs`): one `-p` process per provider turn; queued input continues the
+//!   session with `--resume` in a new process.
+//!
+//! Every process is stopped and reaped before `run` returns, whatever happened.
+
+mod bidi;
+mod oneshot;
+mod proc;
+mod turn;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::driver::process::ProcessRegistry;
+use crate::driver::{
+    Ack, Boundary, Checkpoint, ClaimedMessage, DriverEvent, ExitInfo, Failure, FailureCode, MessageFailure,
+    Notice, ProcessInfo, ProcessKind, RawStreams, Request, Response, RunIo, SessionPlan, SessionState,
+    TerminalPayload, notice_kind, session::PARAM_CWD,
+};
+
+use super::argv::{self, Invocation, Transport};
+use super::config::Config;
+use super::translate::{self, Translator};
+use super::wire::InitializeInfo;
+use super::{DRIVER_TYPE, env};
+use proc::{Launch, Proc};
+use turn::{Turn, TurnEnd};
+
+/// Guard key: the SDK-owned config dir the session lives in.
+pub const PARAM_CONFIG_DIR: &str = "config_dir";
+
+/// Messages written to the CLI and not yet reported delivered, by client uuid.
+type Inflight = Vec<(String, &'static str, Vec<ClaimedMessage>)>;
+
+/// Everything one invocation accumulates.
+struct Exec<'a> {
+    config: &'a Config,
+    registry: &'a ProcessRegistry,
+    req: &'a Request,
+    io: &'a RunIo,
+    transport: Transport,
+    config_dir: PathBuf,
+    instructions: Option<String>,
+    schema: Option<String>,
+    mcp_file: Option<PathBuf>,
+    tr: Translator,
+    raw: RawStreams,
+    exit: Option<ExitInfo>,
+    failure: Option<Failure>,
+    structured: Option<Value>,
+    processes: u32,
+    inflight: Inflight,
+    init: Option<InitializeInfo>,
+}
+
+/// Runs one invocation.
+pub async fn run(config: &Config, registry: &ProcessRegistry, req: Request, io: RunIo) -> Response {
+    let transport = argv::select_transport(&req.policy);
+    let config_dir = env::config_dir(config, &req.identity.profile);
+    if let Some(reason) = guard_violation(&req, &config_dir) {
+        return Response::failed(FailureCode::ResumeRejected, reason);
+    }
+    if let Err(e) = std::fs::create_dir_all(&config_dir) {
+        return Response::failed(
+            FailureCode::AgentError,
+            format!(
+                "cannot create the Claude config dir {}: {e}",
+                config_dir.display()
+            ),
+        );
+    }
+    let instructions = [config.common.instructions.as_deref(), req.instructions.as_deref()]
+        .into_iter()
+        .flatten()
+        .filter(|s| !s.trim().is_empty())
+        .collect::<Vec<_>>()
+        .join("\n\n");
+    let mcp_file = match write_mcp_config(&req, &config_dir) {
+        Ok(f) => f,
+        Err(e) => {
+            return Response::failed(
+                FailureCode::AgentError,
+                format!("cannot write the MCP configuration: {e}"),
+            );
+        }
+    };
+    let mut inv = Exec {
+        config,
+        registry,
+        req: &req,
+        io: &io,
+        transport,
+        config_dir,
+        instructions: (!instructions.is_empty()).then_some(instructions),
+        schema: req.output_schema.as_ref().map(|s| s.schema.to_string()),
+        mcp_file,
+        tr: Translator::new(),
+        raw: RawStreams::default(),
+        exit: None,
+        failure: None,
+        structured: None,
+        processes: 0,
+        inflight: Vec::new(),
+        init: None,
+    };
+    io.events
+        .notice(
+            Notice::new(
+                notice_kind::INVOCATION,
+                format!("claude {} transport", transport.as_str()),
+            )
+            .with_meta("transport", transport.as_str()),
+        )
+        .await;
+    match transport {
+        Transport::Bidi => inv.bidi().await,
+        Transport::OneShot => inv.oneshot().await,
+    }
+    inv.settle_inflight();
+    if let Some(f) = &inv.mcp_file {
+        let _ = std::fs::remove_file(f);
+    }
+    inv.response()
+}
+
+/// Materializes the request's MCP servers as `<config dir>/agent-adaptor/mcp/<run id>.json` (for
+/// `--mcp-config … --strict-mcp-config`); `None` when there are none.
+fn write_mcp_config(req: &Request, config_dir: &std::path::Path) -> std::io::Result<Option<PathBuf>> {
+    if req.mcp.is_empty() {
+        return Ok(None);
+    }
+    let dir = config_dir.join("agent-adaptor").join("mcp");
+    std::fs::create_dir_all(&dir)?;
+    let name: String = req
+        .run_id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let file = dir.join(format!("{name}.json"));
+    std::fs::write(&file, env::mcp_config(&req.mcp).to_string())?;
+    Ok(Some(file))
+}
+
+/// A resume whose guards do not match this request is refused before anything starts.
+fn guard_violation(req: &Request, config_dir: &std::path::Path) -> Option<String> {
+    let state = match &req.session {
+        SessionPlan::Fresh => return None,
+        SessionPlan::Resume(s) | SessionPlan::Fork(s) => s,
+    };
+    if let Some(dir) = state.data.get(PARAM_CONFIG_DIR)
+        && *dir != config_dir.to_string_lossy()
+    {
+        return Some(format!(
+            "Claude config dir changed ({dir} -> {})",
+            config_dir.display()
+        ));
+    }
+    None
+}
+
+impl Exec<'_> {
+    fn grace(&self) -> Duration {
+        self.config.common.grace()
+    }
+
+    fn fail(&mut self, code: FailureCode, message: impl Into<String>) {
+        if self.failure.is_none() {
+            self.failure = Some(Failure::new(code, message));
+        }
+    }
+
+    async fn launch(&mut self, resume: Option<(&str, bool)>, prompt: Option<&str>) -> Option<Proc> {
+        let inv = Invocation {
+            resume: resume.map(|(id, _)| id),
+            fork: resume.is_some_and(|(_, fork)| fork),
+            model: self.req.model.as_deref(),
+            schema: self.schema.clone(),
+            instructions: self.instructions.as_deref(),
+            mcp_config: self.mcp_file.as_deref(),
+            prompt,
+        };
+        let args = argv::build(self.config, &self.req.policy, self.transport, &inv);
+        let program = self.config.program();
+        let mode = argv::permission_mode(self.config, &self.req.policy);
+        let launch = Launch {
+            program: &program,
+            args,
+            cwd: &self.req.cwd,
+            vars: env::vars(self.config, &self.req.env, &self.config_dir, mode, env::is_root()),
+            transport: self.transport,
+            label: format!("claude {} {}", self.transport.as_str(), self.req.run_id),
+        };
+        match Proc::spawn(self.registry, launch).await {
+            Ok(p) => {
+                self.processes += 1;
+                let mut info = ProcessInfo {
+                    kind: ProcessKind::Spawn,
+                    text: format!("{} ({})", program.display(), self.transport.as_str()),
+                    bytes: None,
+                    metadata: Default::default(),
+                    data: Default::default(),
+                };
+                info.metadata.insert("pid".into(), p.child.pid().to_string());
+                info.metadata
+                    .insert("transport".into(), self.transport.as_str().into());
+                self.io.events.emit(DriverEvent::ProcessInfo(info)).await;
+                Some(p)
+            }
+            Err(e) => {
+                self.fail(FailureCode::AgentError, format!("cannot start Claude: {e}"));
+                None
+            }
+        }
+    }
+
+    /// Collects a finished process's output and exit.
+    fn collect(&mut self, proc: &mut Proc, exit: crate::driver::process::ExitInfo) {
+        self.raw.stdout.extend_from_slice(&proc.stdout.take_raw().bytes);
+        self.raw
+            .stderr
+            .extend_from_slice(&proc.child.stderr().take_full().bytes);
+        self.exit = Some(ExitInfo {
+            code: exit.code,
+            signal: exit.signal,
+        });
+    }
+
+    /// Closes a turn that ended without `result` (so lifecycles and the turn count stay right) and records
+    /// the terminal line.
+    async fn close_turn(&mut self, turn: &Turn) {
+        if let Some(json) = &turn.terminal {
+            self.raw.terminal = Some(TerminalPayload {
+                event: "result".into(),
+                json: json.clone(),
+            });
+        }
+        let why = match &turn.end {
+            TurnEnd::Result(_) => return,
+            TurnEnd::Closed => "Claude ended its output without a result",
+            TurnEnd::Cancelled => "cancelled",
+        };
+        for ev in self.tr.abort_turn(why) {
+            self.io.events.emit(ev).await;
+        }
+    }
+
+    /// Records the failure a turn end means; returns true when the invocation may continue. A turn the
+    /// driver interrupted for a supplemental message is expected to end aborted and is not a failure.
+    fn verdict(&mut self, turn: &Turn) -> bool {
+        let (code, message) = match &turn.end {
+            TurnEnd::Result(r) => {
+                if let Some(s) = &r.structured_output {
+                    self.structured = Some(s.clone());
+                }
+                let aborted = r
+                    .terminal_reason
+                    .as_deref()
+                    .is_some_and(|t| t.starts_with("aborted"));
+                if turn.interrupted && aborted {
+                    return true;
+                }
+                match translate::result_failure(r) {
+                    Some(mut f) => {
+                        if turn.denied && aborted {
+                            f.code = FailureCode::DecisionRejected;
+                        }
+                        if self.failure.is_none() {
+                            self.failure = Some(f);
+                        }
+                        return false;
+                    }
+                    None => return true,
+                }
+            }
+            TurnEnd::Closed => (
+                FailureCode::Protocol,
+                "Claude ended its output without a result".to_owned(),
+            ),
+            TurnEnd::Cancelled => (FailureCode::Cancelled, "cancelled".to_owned()),
+        };
+        self.fail(code, message);
+        false
+    }
+
+    /// Claims queued input at `boundary`: the prompt for the next turn and the claims to settle.
+    fn claim(&self, boundary: Boundary) -> Option<(String, Vec<ClaimedMessage>)> {
+        let port = self.io.messages.as_ref()?;
+        let claims = port.claim(boundary);
+        if claims.is_empty() {
+            return None;
+        }
+        let prompt = claims
+            .iter()
+            .map(|c| c.text.as_str())
+            .collect::<Vec<_>>()
+            .join("\n\n");
+        Some((prompt, claims))
+    }
+
+    fn session_plan(&self) -> Option<(&str, bool)> {
+        match &self.req.session {
+            SessionPlan::Fresh => None,
+            SessionPlan::Resume(s) => Some((s.resume_id.as_str(), false)),
+            SessionPlan::Fork(s) => Some((s.resume_id.as_str(), true)),
+        }
+    }
+
+    /// Settles every message still in flight when the invocation ends: cancelled runs cancel them, any
+    /// other end fails them (the CLI never reported them delivered).
+    fn settle_inflight(&mut self) {
+        let failure = if self.io.cancel.is_cancelled() {
+            MessageFailure::Cancelled
+        } else {
+            MessageFailure::RunFailed
+        };
+        for (_, _, claims) in self.inflight.drain(..) {
+            for c in claims {
+                c.ack(Ack::Failed(failure));
+            }
+        }
+    }
+
+    /// A fork must produce a new session: the same id as the parent means the CLI did not fork.
+    fn check_fork(&mut self) {
+        if let (SessionPlan::Fork(parent), Some(child)) = (&self.req.session, self.tr.session_id())
+            && parent.resume_id == child
+        {
+            let msg = format!("Claude did not fork session {child}");
+            self.fail(FailureCode::ResumeRejected, msg);
+        }
+    }
+
+    fn response(mut self) -> Response {
+        self.check_fork();
+        let last = self.tr.last_result().cloned();
+        let text = last.as_ref().map(translate::final_text).unwrap_or_default();
+        let success = self.failure.is_none()
+            && last.as_ref().is_some_and(|r| !r.is_error)
+            && self.exit.is_some_and(|e| e.success());
+        let checkpoint = last.as_ref().filter(|r| !r.session_id.is_empty()).map(|r| {
+            let mut state = SessionState {
+                resume_id: r.session_id.clone(),
+                display_id: r.session_id.clone(),
+                ..Default::default()
+            };
+            state
+                .data
+                .insert(PARAM_CWD.into(), self.req.cwd.to_string_lossy().into_owned());
+            state.data.insert(
+                PARAM_CONFIG_DIR.into(),
+                self.config_dir.to_string_lossy().into_owned(),
+            );
+            Checkpoint {
+                state,
+                valid: success,
+            }
+        });
+        let mut metadata = std::collections::BTreeMap::new();
+        metadata.insert("transport".into(), self.transport.as_str().into());
+        metadata.insert("processes".into(), self.processes.to_string());
+        if let Some(sid) = self.tr.session_id() {
+            metadata.insert("session_id".into(), sid.to_owned());
+        }
+        if let Some(v) = self.init.as_ref().and_then(|i| i.claude_code_version.clone()) {
+            metadata.insert("cli_version".into(), v);
+        }
+        if let Some(r) = &last {
+            if let Some(t) = &r.terminal_reason {
+                metadata.insert("terminal_reason".into(), t.clone());
+            }
+            metadata.insert("num_turns".into(), r.num_turns.to_string());
+        }
+        let model = self
+            .tr
+            .model()
+            .map(str::to_owned)
+            .or_else(|| self.req.model.clone())
+            .or_else(|| self.config.model.clone())
+            .unwrap_or_default();
+        Response {
+            text,
+            summary: String::new(),
+            model,
+            provider: DRIVER_TYPE.into(),
+            usage: self.tr.usage(),
+            metadata,
+            transcript: self.tr.take_transcript(),
+            raw: std::mem::take(&mut self.raw),
+            checkpoint,
+            failure: self.failure.take(),
+            exit: self.exit,
+            structured: self.structured.take(),
+        }
+    }
+}
+
+/// Settles claims after the attempt to hand them to Claude.
+fn settle_claims(claims: Vec<ClaimedMessage>, delivered: bool, mechanism: &str) {
+    for c in claims {
+        c.ack(if delivered {
+            Ack::Delivered {
+                mechanism: mechanism.into(),
+            }
+        } else {
+            Ack::Failed(MessageFailure::RunFailed)
+        });
+    }
+}

@@ -1,0 +1,154 @@
+//! The Claude driver end to end: the REAL CLI (`testkit::cli::require(Cli::Claude)`, skipped loudly when
+//! absent) against the mock Anthropic Messages API, through the public runtime API, each test in its own
+//! temp dir (`testkit::claude_env`). The mock's behaviour is the lab's keyword brain
+//! (`claude_lab::brain`: `run touch`, `run sleep`, `ask me`, `make a plan`, `think first`, `slow`, echo)
+//! plus `fail with <status>` here.
+//!
+//! * `basic.rs` — text, thinking, usage, resume and fork, rejection, structured output, errors, crash,
+//!   cancellation with reaping.
+//! * `decisions.rs` — permission approve/deny, questions, plan review.
+//! * `messages.rs` — supplemental input (Soon folded into the turn, AfterTurn, Interrupt).
+//! * `kit.rs` — the conformance kit, Inspect.
+
+mod basic;
+mod decisions;
+mod kit;
+mod messages;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use agent_adaptor::driver::{ApprovalPolicy, Policy};
+use agent_adaptor::providers::claude::{ClaudeDriver, Config};
+use agent_adaptor::runtime::{CallOptions, Event, Payload, RunError, RunOutcome, Stream};
+use agent_adaptor::testkit::claude_env::ClaudeEnv;
+use agent_adaptor::testkit::cli::{Cli, require};
+use agent_adaptor::testkit::mock::anthropic::{MockAnthropic, Reply, RequestLog, Script};
+use futures::StreamExt;
+
+use crate::claude_lab::brain;
+
+/// The lab brain plus error injection: `fail with <status>` answers that HTTP error.
+pub fn reply(req: &RequestLog) -> Reply {
+    let texts = req.last_user_texts().join("\n");
+    if req.tool_results().is_empty()
+        && let Some(rest) = texts.split("fail with ").nth(1)
+        && let Ok(status) = rest.trim().chars().take(3).collect::<String>().parse::<u16>()
+    {
+        return Reply::error(status);
+    }
+    brain::brain(req)
+}
+
+/// One isolated Claude setup: the mock, an offline environment and the driver.
+pub struct Cl {
+    /// The mock model server.
+    pub mock: MockAnthropic,
+    /// The driver (clones share its process registry).
+    pub driver: ClaudeDriver,
+    /// The environment (home, tmp, config dir, project).
+    pub env: ClaudeEnv,
+    _dir: tempfile::TempDir,
+}
+
+impl Cl {
+    /// A setup with the default configuration, or `None` (after a loud SKIPPED line) without the CLI.
+    pub async fn new() -> Option<Cl> {
+        Cl::with(|_| {}).await
+    }
+
+    /// A setup whose configuration `tweak` adjusts.
+    pub async fn with(tweak: impl FnOnce(&mut Config)) -> Option<Cl> {
+        Cl::scripted(Script::from_fn(reply), tweak).await
+    }
+
+    /// A setup with its own model script.
+    pub async fn scripted(script: Script, tweak: impl FnOnce(&mut Config)) -> Option<Cl> {
+        let bin = require(Cli::Claude)?;
+        let mock = MockAnthropic::start(script).await.unwrap();
+        let dir = tempfile::Builder::new().prefix("cd").tempdir().unwrap();
+        let env = ClaudeEnv::new(dir.path(), &mock.base_url()).unwrap();
+        let mut config = Config {
+            config_dir: Some(env.config_dir.clone()),
+            ..Default::default()
+        };
+        config.common.command = Some(bin);
+        config.common.grace_period = Some(Duration::from_secs(1));
+        config.common.env = env.vars().clone();
+        tweak(&mut config);
+        Some(Cl {
+            mock,
+            driver: ClaudeDriver::new(config),
+            env,
+            _dir: dir,
+        })
+    }
+
+    /// The project directory runs work in.
+    pub fn ws(&self) -> PathBuf {
+        self.env.cwd.clone()
+    }
+
+    /// Call options in the project (default policy: the bidirectional transport).
+    pub fn opts(&self) -> CallOptions {
+        CallOptions::new().workspace(self.ws())
+    }
+
+    /// Call options that auto-approve (the one-shot transport).
+    pub fn oneshot(&self) -> CallOptions {
+        self.opts()
+            .policy(Policy::default().with_approvals(ApprovalPolicy::auto_approve()))
+    }
+
+    /// The model requests (side requests excluded).
+    pub fn requests(&self) -> Vec<RequestLog> {
+        self.mock.message_requests()
+    }
+
+    /// Asserts that no Claude process is left.
+    pub fn assert_reaped(&self) {
+        assert_eq!(self.driver.registry().live_count(), 0, "a Claude process is left");
+    }
+}
+
+/// Drains a stream's events.
+pub async fn drain(stream: &Stream) -> Vec<Event> {
+    stream.events().collect().await
+}
+
+/// The concatenated assistant text deltas.
+pub fn delta_text(events: &[Event]) -> String {
+    events
+        .iter()
+        .filter_map(|e| match &e.payload {
+            Payload::TextDelta(t) => Some(t.text.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The run failure of `outcome` (panics on success).
+pub fn run_error(outcome: &RunOutcome) -> &RunError {
+    outcome
+        .as_ref()
+        .err()
+        .and_then(|e| e.as_run())
+        .unwrap_or_else(|| panic!("expected a run failure, got {outcome:?}"))
+}
+
+/// The driver's failure code of `outcome`.
+pub fn code(outcome: &RunOutcome) -> String {
+    run_error(outcome).details["code"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// The `transport` the driver reported in the result metadata.
+pub fn transport(outcome: &RunOutcome) -> String {
+    let r = match outcome {
+        Ok(r) => r.clone(),
+        Err(e) => e.as_run().map(|e| e.result.clone()).unwrap(),
+    };
+    r.metadata.get("transport").cloned().unwrap_or_default()
+}
