@@ -6,7 +6,7 @@ use std::path::Path;
 
 use agent_adaptor::driver::{Descriptor, Driver};
 use agent_adaptor::providers::capabilities::render;
-use agent_adaptor::providers::{claude, codebuddy, cursor};
+use agent_adaptor::providers::{claude, codebuddy, codex, cursor};
 use agent_adaptor::testkit::reference::{ReferenceConfig, ReferenceDriver};
 
 /// Every driver in the matrix, in column order (the reference first, then the CLIs).
@@ -15,6 +15,7 @@ fn drivers() -> Vec<Descriptor> {
         ReferenceDriver::new(ReferenceConfig::default()).descriptor(),
         claude::ClaudeDriver::new(Default::default()).descriptor(),
         codebuddy::CodeBuddyDriver::new(Default::default()).descriptor(),
+        codex::CodexDriver::new(Default::default()).descriptor(),
         cursor::CursorDriver::new(Default::default()).descriptor(),
     ]
 }

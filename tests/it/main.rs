@@ -6,6 +6,7 @@ mod claude_lab;
 mod cli;
 mod codebuddy_driver;
 mod codebuddy_lab;
+mod codex_driver;
 mod codex_lab;
 mod conformance;
 mod cursor_driver;

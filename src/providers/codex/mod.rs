@@ -1,8 +1,246 @@
-//! The Codex CLI provider (`@openai/codex` 0.171.0).
+//! The Codex CLI provider (`codex`, `@openai/codex` 0.171.0).
 //!
-//! Two transports: `codex exec --json` (one JSONL event stream per run, no deltas, no approvals)
-//! and `codex app-server` (JSON-RPC over stdio: deltas, approvals as server requests, steer,
-//! interrupt, resume and fork). [`wire`] mirrors both protocols exactly; the driver and the
-//! translation into runtime events build on it. Verified facts: `docs/providers/codex-wire.md`.
+//! The driver runs `codex app-server` (JSON-RPC over stdio: deltas, approvals as server requests,
+//! threads, interrupt); `exec --json` is mirrored in [`wire`] but not used by the driver. Verified
+//! protocol facts: `docs/providers/codex-wire.md`; the driver's behaviour and what each capability
+//! rests on: `docs/providers/codex-driver.md`.
+//!
+//! * [`wire`] — the exact serde mirror of both protocols.
+//! * `config.rs` — [`CodexConfig`] and the custom [`ModelProvider`].
+//! * `argv.rs` — the app-server command line and the `ExtraArgs` rule.
+//! * `home.rs` — the SDK-owned `CODEX_HOME`, its `config.toml`, the child's environment.
+//! * `translate.rs` — notifications → events and transcript, fenced by thread and turn (pure).
+//! * `decision.rs` — server requests ↔ decisions (pure).
+//! * `classify.rs` — failure classification (pure).
+//! * `inspect.rs` — version and `model/list`.
+//! * `run/` — the process and the JSON-RPC conversation of one invocation.
 
+pub mod argv;
+pub mod classify;
+pub mod config;
+pub mod decision;
+pub mod home;
+mod inspect;
+mod run;
+pub mod translate;
 pub mod wire;
+
+use std::sync::Arc;
+
+use crate::driver::process::ProcessRegistry;
+use crate::driver::{
+    Boundary, CheckStatus, ConfigField, ConfigSchema, ContinueMode, DecisionMode, Descriptor, Driver,
+    EnvironmentCheck, EnvironmentReport, InspectError, InvalidConfig, JsonSessionCodec, McpCaps, MessageCaps,
+    ModelInfo, ProcessCaps, Request, Response, RunIo, RunPolicyCaps, SessionCaps, SessionCodec, StreamCaps,
+    StructuredCaps, session,
+};
+
+pub use config::{CodexConfig, ModelProvider, ReasoningEffort};
+pub use run::{PARAM_CODEX_HOME, TRANSPORT};
+
+/// The driver type name.
+pub const DRIVER_TYPE: &str = "codex";
+
+/// The Codex descriptor. Each capability names the test that proves it in
+/// `docs/providers/codex-driver.md`.
+pub fn descriptor() -> Descriptor {
+    Descriptor {
+        driver_type: DRIVER_TYPE.into(),
+        display_name: "Codex CLI".into(),
+        sessions: SessionCaps {
+            resume: true,
+            fork: true,
+        },
+        run_policy: RunPolicyCaps {
+            sandbox: true,
+            web_search: false,
+            browser: false,
+            permission: vec![
+                DecisionMode::Ask,
+                DecisionMode::AutoApprove,
+                DecisionMode::AutoDeny,
+            ],
+            plan_review: Vec::new(),
+            question: Vec::new(),
+            retry: false,
+        },
+        messages: MessageCaps {
+            boundaries: vec![Boundary::TurnEnd],
+            interrupt: false,
+            continue_mode: ContinueMode::InRun,
+            max_units: 0,
+            unit: "bytes".into(),
+            confirmed_delivery: false,
+            persists_delivered: true,
+            min_version: None,
+        },
+        structured: StructuredCaps {
+            native: true,
+            prompt_validate: true,
+            native_with_hitl: false,
+        },
+        stream: StreamCaps {
+            token_level: true,
+            reasoning: true,
+            tool_call_args: true,
+            hitl: true,
+        },
+        process: ProcessCaps { persistent: false },
+        mcp: McpCaps::default(),
+        skills: Default::default(),
+        system_prompt_append: true,
+    }
+}
+
+/// The Codex driver. Each invocation starts its own `codex app-server`, registered in the driver's
+/// [`ProcessRegistry`] and stopped and reaped before `run` returns.
+#[derive(Debug, Clone)]
+pub struct CodexDriver {
+    config: Arc<CodexConfig>,
+    registry: ProcessRegistry,
+}
+
+impl CodexDriver {
+    /// A driver with `config`.
+    pub fn new(config: CodexConfig) -> CodexDriver {
+        CodexDriver {
+            config: Arc::new(config),
+            registry: ProcessRegistry::new(),
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &CodexConfig {
+        &self.config
+    }
+
+    /// The registry of this driver's live processes (tests assert it is empty after each run).
+    pub fn registry(&self) -> &ProcessRegistry {
+        &self.registry
+    }
+}
+
+#[async_trait::async_trait]
+impl Driver for CodexDriver {
+    fn descriptor(&self) -> Descriptor {
+        descriptor()
+    }
+
+    fn validate_config(&self) -> Result<(), InvalidConfig> {
+        self.config.validate()
+    }
+
+    async fn run(&self, request: Request, io: RunIo) -> Response {
+        run::run(&self.config, &self.registry, request, io).await
+    }
+
+    fn session_codec(&self) -> Option<Arc<dyn SessionCodec>> {
+        Some(Arc::new(JsonSessionCodec))
+    }
+
+    fn session_fingerprint(&self) -> Option<String> {
+        let c = &*self.config;
+        let provider = c
+            .provider
+            .as_ref()
+            .map(|p| format!("{}\u{1f}{}\u{1f}{}", p.id, p.base_url, p.wire_api))
+            .unwrap_or_default();
+        let home = c
+            .codex_home
+            .as_ref()
+            .map(|d| d.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        Some(session::fingerprint(&[
+            DRIVER_TYPE,
+            c.model.as_deref().unwrap_or(""),
+            c.reasoning_effort.map_or("", ReasoningEffort::as_str),
+            if c.fast_mode { "fast" } else { "" },
+            &provider,
+            &home,
+            c.common.instructions.as_deref().unwrap_or(""),
+            &c.common.extra_args.join("\u{1f}"),
+        ]))
+    }
+
+    async fn environment(&self) -> Result<EnvironmentReport, InspectError> {
+        let (version, check) = match inspect::version(&self.config, &self.registry).await {
+            Ok(v) => (
+                Some(v.clone()),
+                EnvironmentCheck {
+                    code: "cli".into(),
+                    status: CheckStatus::Pass,
+                    message: format!("Codex CLI {v}"),
+                },
+            ),
+            Err(e) => (
+                None,
+                EnvironmentCheck {
+                    code: "cli".into(),
+                    status: CheckStatus::Fail,
+                    message: e,
+                },
+            ),
+        };
+        Ok(EnvironmentReport::from_checks(
+            DRIVER_TYPE,
+            version,
+            vec![check],
+            descriptor().messages,
+        ))
+    }
+
+    async fn models(&self) -> Result<Vec<ModelInfo>, InspectError> {
+        inspect::models(&self.config, &self.registry)
+            .await
+            .map_err(|message| InspectError::Failed {
+                what: "models",
+                message,
+            })
+    }
+
+    fn config_schema(&self) -> Option<ConfigSchema> {
+        let f = |name: &str, kind: &str, description: &str| ConfigField {
+            name: name.into(),
+            kind: kind.into(),
+            required: false,
+            description: description.into(),
+        };
+        Some(ConfigSchema {
+            driver_type: DRIVER_TYPE.into(),
+            fields: vec![
+                f(
+                    "command",
+                    "path",
+                    "The codex binary (default: AGENT_ADAPTOR_CODEX_BIN, else codex on PATH)",
+                ),
+                f("model", "string", "Model slug"),
+                f("reasoning_effort", "string", "low|medium|high|xhigh"),
+                f("fast_mode", "boolean", "service_tier = \"fast\""),
+                f(
+                    "provider",
+                    "object",
+                    "Custom model provider {id, name, base_url, env_key, wire_api: responses, request_max_retries, stream_max_retries, stream_idle_timeout_ms}",
+                ),
+                f("codex_home", "path", "The SDK-owned CODEX_HOME"),
+                f(
+                    "handshake_timeout",
+                    "milliseconds",
+                    "Wait for the initialize/thread/turn answers",
+                ),
+                f(
+                    "turn_timeout",
+                    "milliseconds",
+                    "Wall-clock bound of a turn (Codex retries an unreachable endpoint forever)",
+                ),
+            ],
+        })
+    }
+
+    async fn close_processes(&self) -> Result<(), String> {
+        let report = self.registry.shutdown_all(self.config.common.grace()).await;
+        if report.unreaped > 0 {
+            return Err(format!("{} Codex processes could not be reaped", report.unreaped));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,121 @@
+//! The `codex app-server` command line and the `ExtraArgs` rule.
+//!
+//! The driver always runs `codex app-server --listen stdio://` (JSON-RPC over stdio: deltas,
+//! approvals as server requests, threads, steer and interrupt). Only configuration overrides may be
+//! appended: `-c/--config <key=value>`, `--enable/--disable <feature>` and `--strict-config`. Any
+//! other argument, and any override of a key the SDK owns (sandbox, approvals, web search,
+//! instructions, the model provider, `CODEX_HOME`-relative state), is refused at validation.
+
+use crate::driver::{FeatureLevel, Policy};
+
+/// `-c` keys the SDK sets itself (per turn or in `config.toml`).
+const OWNED_KEYS: &[&str] = &[
+    "sandbox_mode",
+    "approval_policy",
+    "web_search",
+    "features.web_search_request",
+    "tools.web_search",
+    "developer_instructions",
+    "instructions",
+    "base_instructions",
+    "model_instructions_file",
+    "experimental_instructions_file",
+    "model_provider",
+];
+
+/// Checks `ExtraArgs`; the error is a human-readable reason.
+pub fn check_extra_args(args: &[String]) -> Result<(), String> {
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let override_value = match a.as_str() {
+            "-c" | "--config" => Some(
+                it.next()
+                    .ok_or_else(|| format!("{a} needs a key=value argument"))?
+                    .as_str(),
+            ),
+            "--enable" | "--disable" => {
+                let f = it.next().ok_or_else(|| format!("{a} needs a feature name"))?;
+                if f.starts_with("web_search") {
+                    return Err(format!("{a} {f}: web search is set by the run policy"));
+                }
+                None
+            }
+            "--strict-config" => None,
+            other => match other
+                .strip_prefix("--config=")
+                .or_else(|| other.strip_prefix("-c"))
+            {
+                Some(v) if !v.is_empty() => Some(v),
+                _ => {
+                    return Err(format!(
+                        "unsupported app-server argument {other:?} (only -c/--config, --enable, --disable, --strict-config)"
+                    ));
+                }
+            },
+        };
+        if let Some(kv) = override_value {
+            let key = kv.split('=').next().unwrap_or_default().trim();
+            if key.is_empty() || !kv.contains('=') {
+                return Err(format!("config override {kv:?} is not key=value"));
+            }
+            if OWNED_KEYS.contains(&key) || key.starts_with("model_providers") {
+                return Err(format!("config key {key:?} is owned by the SDK"));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The full argument list of `codex app-server` for `policy`.
+pub fn app_server(extra: &[String], policy: &Policy) -> Vec<String> {
+    let mut args: Vec<String> = vec!["app-server".into(), "--listen".into(), "stdio://".into()];
+    match policy.web_search {
+        FeatureLevel::Inherit => {}
+        FeatureLevel::Allow => args.extend(["-c".into(), "web_search=\"live\"".into()]),
+        FeatureLevel::Deny => args.extend(["-c".into(), "web_search=\"disabled\"".into()]),
+    }
+    args.extend(extra.iter().cloned());
+    args
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(v: &[&str]) -> Vec<String> {
+        v.iter().map(|x| (*x).to_owned()).collect()
+    }
+
+    #[test]
+    fn extra_args_allow_only_config_overrides() {
+        assert!(check_extra_args(&s(&["-c", "model_verbosity=\"low\"", "--strict-config"])).is_ok());
+        assert!(check_extra_args(&s(&["--enable", "unified_exec", "-ctools.x=1"])).is_ok());
+        assert!(check_extra_args(&s(&["--config=a.b=2"])).is_ok());
+        for bad in [
+            &["--search"][..],
+            &["-s", "read-only"],
+            &["-c", "sandbox_mode=\"danger-full-access\""],
+            &["-capproval_policy=never"],
+            &["--config=developer_instructions=\"x\""],
+            &["-c", "model_providers.x.base_url=\"http://evil\""],
+            &["--enable", "web_search_request"],
+            &["-c"],
+            &["-c", "novalue"],
+            &["--dangerously-bypass-approvals-and-sandbox"],
+        ] {
+            assert!(check_extra_args(&s(bad)).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn web_search_policy_becomes_a_config_override() {
+        let mut p = Policy::default();
+        assert_eq!(app_server(&[], &p), s(&["app-server", "--listen", "stdio://"]));
+        p.web_search = FeatureLevel::Deny;
+        let a = app_server(&s(&["--strict-config"]), &p);
+        assert_eq!(
+            a[3..],
+            s(&["-c", "web_search=\"disabled\"", "--strict-config"])[..]
+        );
+    }
+}

@@ -1,0 +1,268 @@
+//! One invocation of the Codex driver over `codex app-server`, end to end.
+//!
+//! 1. Prepare the SDK-owned `CODEX_HOME` (`config.toml`) and spawn `codex app-server --listen stdio://`.
+//! 2. `initialize` + `initialized`, then `thread/start`, `thread/resume` or `thread/fork` with the
+//!    policy (sandbox, approval policy `on-request`: every request Codex raises goes through the
+//!    run's decision policy) and the developer instructions.
+//! 3. `turn/start` with the prompt (and the output schema); notifications are translated in wire order,
+//!    fenced by thread and turn ([`super::translate`]); server requests become decisions.
+//! 4. At `turn/completed`, queued AfterTurn input starts the next turn in the same process.
+//! 5. stdin EOF and the process exits; on cancel, timeout or a protocol break, `turn/interrupt` and the
+//!    escalating stop. Every process is reaped before `run` returns.
+
+pub(super) mod conn;
+mod turn;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::driver::process::ProcessRegistry;
+use crate::driver::{
+    Checkpoint, DriverEvent, ExitInfo, Failure, FailureCode, Notice, ProcessInfo, ProcessKind, RawStreams,
+    Request, Response, RunIo, SessionPlan, SessionState, notice_kind, session::PARAM_CWD,
+};
+
+use super::config::{CodexConfig, DEFAULT_TURN_TIMEOUT};
+use super::translate::Translator;
+use super::wire::items::TurnStatus;
+use super::{DRIVER_TYPE, argv, home};
+use conn::{Conn, Launch};
+
+/// Guard key: the SDK-owned `CODEX_HOME` the thread lives in.
+pub const PARAM_CODEX_HOME: &str = "codex_home";
+
+/// The transport name reported in the metadata.
+pub const TRANSPORT: &str = "app-server";
+
+/// Everything one invocation accumulates.
+struct Exec<'a> {
+    config: &'a CodexConfig,
+    registry: &'a ProcessRegistry,
+    req: &'a Request,
+    io: &'a RunIo,
+    home: PathBuf,
+    deadline: Instant,
+    tr: Translator,
+    raw: RawStreams,
+    exit: Option<ExitInfo>,
+    failure: Option<Failure>,
+    model: Option<String>,
+    /// A decision was denied with abort (`cancel` answered): the interrupted turn is a rejection.
+    rejected_abort: bool,
+    cancelled: bool,
+    turns: u32,
+}
+
+/// Runs one invocation.
+pub async fn run(config: &CodexConfig, registry: &ProcessRegistry, req: Request, io: RunIo) -> Response {
+    let home = home::codex_home(config, &req.identity.profile);
+    if let Some(reason) = guard_violation(&req, &home) {
+        return Response::failed(FailureCode::ResumeRejected, reason);
+    }
+    if let Err(e) = home::prepare(&home, config) {
+        return Response::failed(
+            FailureCode::AgentError,
+            format!("cannot prepare CODEX_HOME {}: {e}", home.display()),
+        );
+    }
+    let limit = [config.turn_timeout, req.timeout, config.common.timeout]
+        .into_iter()
+        .flatten()
+        .min()
+        .unwrap_or(DEFAULT_TURN_TIMEOUT);
+    let mut ex = Exec {
+        config,
+        registry,
+        req: &req,
+        io: &io,
+        home,
+        deadline: Instant::now() + limit,
+        tr: Translator::new(),
+        raw: RawStreams::default(),
+        exit: None,
+        failure: None,
+        model: None,
+        rejected_abort: false,
+        cancelled: false,
+        turns: 0,
+    };
+    io.events
+        .notice(
+            Notice::new(notice_kind::INVOCATION, "codex app-server transport")
+                .with_meta("transport", TRANSPORT),
+        )
+        .await;
+    ex.go().await;
+    ex.response()
+}
+
+/// A resume whose guards do not match this request is refused before anything starts.
+fn guard_violation(req: &Request, home: &Path) -> Option<String> {
+    let state = match &req.session {
+        SessionPlan::Fresh => return None,
+        SessionPlan::Resume(s) | SessionPlan::Fork(s) => s,
+    };
+    if let Some(cwd) = state.data.get(PARAM_CWD)
+        && *cwd != req.cwd.to_string_lossy()
+    {
+        return Some(format!(
+            "session working directory changed ({cwd} -> {})",
+            req.cwd.display()
+        ));
+    }
+    if let Some(h) = state.data.get(PARAM_CODEX_HOME)
+        && *h != home.to_string_lossy()
+    {
+        return Some(format!("CODEX_HOME changed ({h} -> {})", home.display()));
+    }
+    None
+}
+
+impl Exec<'_> {
+    fn grace(&self) -> Duration {
+        self.config.common.grace()
+    }
+
+    fn fail(&mut self, code: FailureCode, message: impl Into<String>) {
+        if self.failure.is_none() {
+            self.failure = Some(Failure::new(code, message));
+        }
+    }
+
+    async fn emit_all(&self, events: Vec<DriverEvent>) {
+        for ev in events {
+            self.io.events.emit(ev).await;
+        }
+    }
+
+    async fn launch(&mut self) -> Option<Conn> {
+        let program = self.config.program();
+        let launch = Launch {
+            program: &program,
+            args: argv::app_server(&self.config.common.extra_args, &self.req.policy),
+            cwd: &self.req.cwd,
+            vars: home::vars(self.config, &self.req.env, &self.home),
+            label: format!("codex app-server {}", self.req.run_id),
+        };
+        match Conn::spawn(self.registry, launch).await {
+            Ok(c) => {
+                let mut info = ProcessInfo {
+                    kind: ProcessKind::Spawn,
+                    text: format!("{} app-server", program.display()),
+                    bytes: None,
+                    metadata: Default::default(),
+                    data: Default::default(),
+                };
+                info.metadata.insert("pid".into(), c.child.pid().to_string());
+                info.metadata.insert("transport".into(), TRANSPORT.into());
+                self.io.events.emit(DriverEvent::ProcessInfo(info)).await;
+                Some(c)
+            }
+            Err(e) => {
+                self.fail(FailureCode::AgentError, format!("cannot start Codex: {e}"));
+                None
+            }
+        }
+    }
+
+    async fn go(&mut self) {
+        if self.io.cancel.is_cancelled() {
+            self.cancelled = true;
+            self.fail(FailureCode::Cancelled, "cancelled");
+            return;
+        }
+        let Some(mut conn) = self.launch().await else {
+            return;
+        };
+        self.drive(&mut conn).await;
+        let why = self.failure.as_ref().map_or_else(
+            || "Codex ended without turn/completed".to_owned(),
+            |f| f.message.clone(),
+        );
+        let aborted = self.tr.abort_turn(&why);
+        self.emit_all(aborted).await;
+        let clean = self.failure.is_none() && self.tr.terminal().is_some();
+        let exit = if clean {
+            conn.finish(self.grace()).await
+        } else {
+            conn.stop(self.grace()).await
+        };
+        self.raw.stdout.extend_from_slice(&conn.stdout.take_raw().bytes);
+        self.raw
+            .stderr
+            .extend_from_slice(&conn.child.stderr().take_full().bytes);
+        self.exit = Some(ExitInfo {
+            code: exit.code,
+            signal: exit.signal,
+        });
+    }
+
+    fn response(mut self) -> Response {
+        let terminal_ok = self
+            .tr
+            .terminal()
+            .is_some_and(|t| t.status == TurnStatus::Completed);
+        let success = self.failure.is_none() && terminal_ok && self.exit.is_some_and(|e| e.success());
+        if self.failure.is_none() && terminal_ok && !self.exit.is_some_and(|e| e.success()) {
+            let exit = self.exit.unwrap_or_default();
+            self.fail(
+                FailureCode::AgentError,
+                format!("codex app-server exited abnormally ({exit:?})"),
+            );
+        }
+        let text = self.tr.last_text().unwrap_or_default().to_owned();
+        let checkpoint = self.tr.thread_id().map(|id| {
+            let mut state = SessionState {
+                resume_id: id.to_owned(),
+                display_id: id.to_owned(),
+                ..Default::default()
+            };
+            state
+                .data
+                .insert(PARAM_CWD.into(), self.req.cwd.to_string_lossy().into_owned());
+            state
+                .data
+                .insert(PARAM_CODEX_HOME.into(), self.home.to_string_lossy().into_owned());
+            Checkpoint {
+                state,
+                valid: success,
+            }
+        });
+        let mut metadata = std::collections::BTreeMap::new();
+        metadata.insert("transport".into(), TRANSPORT.into());
+        metadata.insert("turns".into(), self.turns.to_string());
+        if let Some(t) = self.tr.thread_id() {
+            metadata.insert("thread_id".into(), t.to_owned());
+        }
+        if let Some(t) = self.tr.turn_id() {
+            metadata.insert("turn_id".into(), t.to_owned());
+        }
+        let structured = if success && self.req.output_schema.is_some() {
+            serde_json::from_str::<Value>(&text).ok()
+        } else {
+            None
+        };
+        let model = self
+            .model
+            .clone()
+            .or_else(|| self.req.model.clone())
+            .or_else(|| self.config.model.clone())
+            .unwrap_or_default();
+        Response {
+            text,
+            summary: String::new(),
+            model,
+            provider: DRIVER_TYPE.into(),
+            usage: self.tr.usage(),
+            metadata,
+            transcript: self.tr.take_transcript(),
+            raw: std::mem::take(&mut self.raw),
+            checkpoint,
+            failure: self.failure.take(),
+            exit: self.exit,
+            structured,
+        }
+    }
+}

@@ -1,0 +1,425 @@
+//! The JSON-RPC conversation of one invocation: handshake, thread, turns, server requests and the
+//! turn-end continuation.
+
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::driver::{
+    Ack, Boundary, ClaimedMessage, DecisionOutcome, FailureCode, MessageFailure, Notice, SandboxLevel,
+    SessionPlan, TerminalPayload, notice_kind,
+};
+
+use super::super::classify::{is_resume_rejection, turn_failure};
+use super::super::decision;
+use super::super::wire::client::{
+    ApprovalPolicy, ClientInfo, ClientRequest, InitializeParams, SandboxMode, ThreadForkParams,
+    ThreadResumeParams, ThreadStartParams, TurnInterruptParams, TurnStartParams, initialized,
+};
+use super::super::wire::items::{TurnStatus, UserInput};
+use super::super::wire::results::ThreadResponse;
+use super::super::wire::rpc::RpcError;
+use super::super::wire::server_request::ServerRequest;
+use super::super::wire::{RequestId, RpcMessage};
+use super::Exec;
+use super::conn::{Conn, Incoming};
+
+/// Why a request got no result.
+#[derive(Debug)]
+enum CallError {
+    /// A JSON-RPC error answer.
+    Rpc(RpcError),
+    /// stdin broke, stdout ended, the answer was malformed or late.
+    Broken(String),
+    /// The run was cancelled.
+    Cancelled,
+}
+
+/// The client name sent in `initialize` (Codex sends it as the `originator` header).
+pub const CLIENT_NAME: &str = "agent-adaptor";
+
+fn sandbox(level: SandboxLevel) -> Option<SandboxMode> {
+    match level {
+        SandboxLevel::Inherit => None,
+        SandboxLevel::ReadOnly => Some(SandboxMode::ReadOnly),
+        SandboxLevel::WorkspaceWrite => Some(SandboxMode::WorkspaceWrite),
+        SandboxLevel::Unrestricted => Some(SandboxMode::DangerFullAccess),
+    }
+}
+
+impl Exec<'_> {
+    fn instructions(&self) -> Option<String> {
+        let s = [
+            self.config.common.instructions.as_deref(),
+            self.req.instructions.as_deref(),
+        ]
+        .into_iter()
+        .flatten()
+        .filter(|s| !s.trim().is_empty())
+        .collect::<Vec<_>>()
+        .join("\n\n");
+        (!s.is_empty()).then_some(s)
+    }
+
+    /// Sends `req` and reads (translating everything else in wire order) until its answer.
+    async fn call(
+        &mut self,
+        conn: &mut Conn,
+        req: ClientRequest,
+        timeout: Duration,
+    ) -> Result<Value, CallError> {
+        let method = req.method().to_owned();
+        let id = conn
+            .send(&req)
+            .await
+            .map_err(|e| CallError::Broken(format!("cannot write {method}: {e}")))?;
+        let deadline = Instant::now() + timeout;
+        loop {
+            let inc = tokio::select! {
+                biased;
+                _ = self.io.cancel.cancelled() => return Err(CallError::Cancelled),
+                r = tokio::time::timeout_at(deadline.into(), conn.next()) => match r {
+                    Ok(i) => i,
+                    Err(_) => return Err(CallError::Broken(format!("no answer to {method} within {timeout:?}"))),
+                },
+            };
+            match inc {
+                Incoming::Msg(RpcMessage::Response { id: rid, result }, _) if rid == id => {
+                    return serde_json::from_str(result.get())
+                        .map_err(|e| CallError::Broken(format!("malformed {method} answer: {e}")));
+                }
+                Incoming::Msg(RpcMessage::Error { id: Some(rid), error }, _) if rid == id => {
+                    return Err(CallError::Rpc(error));
+                }
+                Incoming::Eof => {
+                    return Err(CallError::Broken(format!(
+                        "Codex exited before answering {method}"
+                    )));
+                }
+                other => self.pump(conn, other).await,
+            }
+        }
+    }
+
+    /// Handles one item that is not an awaited answer.
+    async fn pump(&mut self, conn: &mut Conn, inc: Incoming) {
+        match inc {
+            Incoming::Msg(RpcMessage::Notification { notification, .. }, value) => {
+                let had = self.tr.terminal().is_some();
+                let events = self.tr.handle(notification);
+                if !had && self.tr.terminal().is_some() {
+                    self.raw.terminal = Some(TerminalPayload {
+                        event: "turn/completed".into(),
+                        json: value,
+                    });
+                }
+                self.emit_all(events).await;
+            }
+            Incoming::Msg(RpcMessage::Request { id, request }, _) => self.decide(conn, id, request).await,
+            Incoming::Msg(RpcMessage::Unknown(v), _) => {
+                self.io
+                    .events
+                    .notice(Notice::new(notice_kind::PROVIDER_UNKNOWN, "unknown frame").with_data("frame", v))
+                    .await;
+            }
+            Incoming::Msg(RpcMessage::Error { id: None, error }, _) => {
+                self.io
+                    .events
+                    .notice(Notice::new(notice_kind::PROVIDER_INVALID, error.message))
+                    .await;
+            }
+            // Answers to requests nobody waits for (`turn/interrupt`).
+            Incoming::Msg(RpcMessage::Response { .. } | RpcMessage::Error { .. }, _) => {}
+            Incoming::Invalid(why) => {
+                self.io
+                    .events
+                    .notice(Notice::new(notice_kind::PROVIDER_INVALID, why))
+                    .await;
+            }
+            Incoming::Eof => {}
+        }
+    }
+
+    /// Answers a server request through the decision policy.
+    async fn decide(&mut self, conn: &mut Conn, id: RequestId, request: ServerRequest) {
+        let Some(ask) = decision::ask(&request) else {
+            let _ = conn.send_line(decision::refuse(&id, request.method())).await;
+            self.io
+                .events
+                .notice(
+                    Notice::new(
+                        notice_kind::PROVIDER_UNKNOWN,
+                        format!("refused {}", request.method()),
+                    )
+                    .with_meta("method", request.method()),
+                )
+                .await;
+            return;
+        };
+        let outcome = tokio::select! {
+            o = self.io.decisions.request(ask) => o,
+            _ = self.io.cancel.cancelled() => return,
+            _ = tokio::time::sleep_until(self.deadline.into()) => return,
+        };
+        if matches!(outcome, DecisionOutcome::Denied { interrupt: true, .. }) {
+            self.rejected_abort = true;
+        }
+        let _ = conn.send_line(decision::answer(&id, &request, &outcome)).await;
+    }
+
+    /// Handshake, thread, turns.
+    pub(super) async fn drive(&mut self, conn: &mut Conn) {
+        let hs = self.config.handshake_timeout();
+        let init = ClientRequest::Initialize(InitializeParams {
+            client_info: ClientInfo {
+                name: CLIENT_NAME.into(),
+                title: None,
+                version: env!("CARGO_PKG_VERSION").into(),
+            },
+            capabilities: None,
+        });
+        if let Err(e) = self.call(conn, init, hs).await {
+            return self.call_failed("initialize", e);
+        }
+        if let Err(e) = conn.send_line(initialized()).await {
+            return self.fail(FailureCode::AgentError, format!("cannot write initialized: {e}"));
+        }
+        let Some(thread_req) = self.thread_request() else {
+            return;
+        };
+        let method = thread_req.method().to_owned();
+        let thread = match self.call(conn, thread_req, hs).await {
+            Ok(v) => v,
+            Err(CallError::Rpc(e)) if is_resume_rejection(&e.message) => {
+                return self.fail(FailureCode::ResumeRejected, e.message);
+            }
+            Err(e) => return self.call_failed(&method, e),
+        };
+        let thread: ThreadResponse = match serde_json::from_value::<ThreadResponse>(thread) {
+            Ok(t) if !t.thread.id.is_empty() => t,
+            Ok(_) => {
+                return self.fail(
+                    FailureCode::Protocol,
+                    format!("{method} returned an empty thread id"),
+                );
+            }
+            Err(e) => return self.fail(FailureCode::Protocol, format!("malformed {method} answer: {e}")),
+        };
+        self.model = thread.model.clone();
+        let events = self.tr.begin_thread(&thread.thread.id, thread.model.as_deref());
+        self.emit_all(events).await;
+        let mut prompt = self.req.prompt.clone();
+        let mut claims: Vec<ClaimedMessage> = Vec::new();
+        loop {
+            if !self.start_turn(conn, &prompt).await {
+                settle(claims, false);
+                return;
+            }
+            settle(std::mem::take(&mut claims), true);
+            if !self.await_terminal(conn).await {
+                return;
+            }
+            if !self.verdict() {
+                return;
+            }
+            match self.claim(Boundary::TurnEnd) {
+                Some((p, c)) => {
+                    prompt = p;
+                    claims = c;
+                }
+                None => return,
+            }
+        }
+    }
+
+    fn thread_request(&mut self) -> Option<ClientRequest> {
+        let cwd = Some(self.req.cwd.to_string_lossy().into_owned());
+        let model = self.req.model.clone().or_else(|| self.config.model.clone());
+        let approval = Some(ApprovalPolicy::OnRequest);
+        let sb = sandbox(self.req.policy.sandbox);
+        Some(match &self.req.session {
+            SessionPlan::Fresh => ClientRequest::ThreadStart(ThreadStartParams {
+                cwd,
+                model,
+                approval_policy: approval,
+                sandbox: sb,
+                developer_instructions: self.instructions(),
+                ..Default::default()
+            }),
+            SessionPlan::Resume(s) => ClientRequest::ThreadResume(ThreadResumeParams {
+                thread_id: s.resume_id.clone(),
+                cwd,
+                model,
+                approval_policy: approval,
+                sandbox: sb,
+                developer_instructions: self.instructions(),
+                exclude_turns: Some(true),
+            }),
+            SessionPlan::Fork(s) => ClientRequest::ThreadFork(ThreadForkParams {
+                thread_id: s.resume_id.clone(),
+                cwd,
+                model,
+                approval_policy: approval,
+                sandbox: sb,
+                ephemeral: None,
+                exclude_turns: Some(true),
+            }),
+        })
+    }
+
+    fn call_failed(&mut self, method: &str, e: CallError) {
+        match e {
+            CallError::Rpc(r) => self.fail(
+                FailureCode::AgentError,
+                format!("{method} failed: {} (code {})", r.message, r.code),
+            ),
+            CallError::Broken(m) => self.fail(FailureCode::AgentError, m),
+            CallError::Cancelled => {
+                self.cancelled = true;
+                self.fail(FailureCode::Cancelled, "cancelled");
+            }
+        }
+    }
+
+    /// `turn/start`; false when the run cannot go on.
+    async fn start_turn(&mut self, conn: &mut Conn, prompt: &str) -> bool {
+        let tid = self.tr.thread_id().unwrap_or_default().to_owned();
+        let params = TurnStartParams {
+            thread_id: tid,
+            input: vec![UserInput::text(prompt)],
+            effort: self.config.reasoning_effort.map(|e| e.as_str().to_owned()),
+            output_schema: self.req.output_schema.as_ref().map(|s| s.schema.clone()),
+            ..Default::default()
+        };
+        let hs = self.config.handshake_timeout();
+        match self.call(conn, ClientRequest::TurnStart(params), hs).await {
+            Ok(v) => match v["turn"]["id"].as_str() {
+                Some(id) if !id.is_empty() => {
+                    self.turns += 1;
+                    let events = self.tr.begin_turn(id);
+                    self.emit_all(events).await;
+                    true
+                }
+                _ => {
+                    self.fail(FailureCode::Protocol, "turn/start returned no turn id");
+                    false
+                }
+            },
+            Err(e) => {
+                self.call_failed("turn/start", e);
+                false
+            }
+        }
+    }
+
+    /// Reads until the current turn's `turn/completed`; false on cancel, timeout or a broken stream.
+    async fn await_terminal(&mut self, conn: &mut Conn) -> bool {
+        while self.tr.terminal().is_none() {
+            let inc = tokio::select! {
+                biased;
+                _ = self.io.cancel.cancelled() => {
+                    self.cancelled = true;
+                    self.interrupt(conn).await;
+                    self.fail(FailureCode::Cancelled, "cancelled");
+                    return false;
+                }
+                r = tokio::time::timeout_at(self.deadline.into(), conn.next()) => match r {
+                    Ok(i) => i,
+                    Err(_) => {
+                        self.interrupt(conn).await;
+                        self.fail(FailureCode::Network, "Codex did not finish the turn within the wall-clock limit");
+                        return false;
+                    }
+                },
+            };
+            if matches!(inc, Incoming::Eof) {
+                let tail = conn.child.stderr().tail_lossy();
+                self.fail(
+                    FailureCode::AgentError,
+                    format!("codex app-server exited before turn/completed: {}", tail.trim()),
+                );
+                return false;
+            }
+            self.pump(conn, inc).await;
+            if self.io.cancel.is_cancelled() && self.tr.terminal().is_none() {
+                self.cancelled = true;
+                self.interrupt(conn).await;
+                self.fail(FailureCode::Cancelled, "cancelled");
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Sends `turn/interrupt` without waiting for the answer.
+    async fn interrupt(&mut self, conn: &mut Conn) {
+        if let (Some(thread), Some(turn)) = (self.tr.thread_id(), self.tr.turn_id()) {
+            let req = ClientRequest::TurnInterrupt(TurnInterruptParams {
+                thread_id: thread.to_owned(),
+                turn_id: turn.to_owned(),
+            });
+            let _ = conn.send(&req).await;
+        }
+    }
+
+    /// Records the failure the terminal means; true when the run may continue.
+    fn verdict(&mut self) -> bool {
+        let Some(turn) = self.tr.terminal() else {
+            return false;
+        };
+        match turn.status {
+            TurnStatus::Completed => true,
+            TurnStatus::Interrupted => {
+                let (code, msg) = if self.rejected_abort {
+                    (
+                        FailureCode::DecisionRejected,
+                        "a decision was refused; the turn was stopped",
+                    )
+                } else {
+                    (FailureCode::AgentError, "the turn was interrupted")
+                };
+                self.fail(code, msg);
+                false
+            }
+            _ => {
+                let err = turn.error.clone().or_else(|| self.tr.last_error().cloned());
+                let f = match err {
+                    Some(e) => turn_failure(&e),
+                    None => crate::driver::Failure::new(FailureCode::AgentError, "the turn failed"),
+                };
+                if self.failure.is_none() {
+                    self.failure = Some(f);
+                }
+                false
+            }
+        }
+    }
+
+    /// Claims queued input at `boundary`: the prompt for the next turn and the claims to settle.
+    fn claim(&self, boundary: Boundary) -> Option<(String, Vec<ClaimedMessage>)> {
+        let port = self.io.messages.as_ref()?;
+        let claims = port.claim(boundary);
+        if claims.is_empty() {
+            return None;
+        }
+        let prompt = claims
+            .iter()
+            .map(|c| c.text.as_str())
+            .collect::<Vec<_>>()
+            .join("\n\n");
+        Some((prompt, claims))
+    }
+}
+
+/// Settles claims after the attempt to hand them to Codex.
+fn settle(claims: Vec<ClaimedMessage>, delivered: bool) {
+    for c in claims {
+        c.ack(if delivered {
+            Ack::Delivered {
+                mechanism: "turn_start".into(),
+            }
+        } else {
+            Ack::Failed(MessageFailure::RunFailed)
+        });
+    }
+}
