@@ -1,7 +1,7 @@
 // The demo: a CopilotKit (v2) chat against agent-adaptor through the CopilotKit runtime, with a
 // thread picker that reopens earlier threads (the runtime replays them, the service continues them).
 import { CopilotChat, CopilotKit, useAgent } from "@copilotkit/react-core/v2";
-import { useEffect, useState } from "react";
+import { useCallback, useEffect, useState } from "react";
 
 import { Renderers } from "./Renderers.jsx";
 import { currentThread, listThreads, openThread, rememberThread } from "./threads.js";
@@ -32,7 +32,7 @@ function ThreadMemory({ threadId, onChange }) {
   const first = agent.messages.find((m) => m.role === "user");
   const title = typeof first?.content === "string" ? first.content.slice(0, 40) : null;
   useEffect(() => {
-    if (title) {
+    if (title && !listThreads().some((t) => t.id === threadId)) {
       rememberThread(threadId, title);
       onChange();
     }
@@ -48,7 +48,7 @@ export function App() {
     window.addEventListener("popstate", onPop);
     return () => window.removeEventListener("popstate", onPop);
   }, []);
-  const bump = () => setVersion((v) => v + 1);
+  const bump = useCallback(() => setVersion((v) => v + 1), []);
   return (
     <CopilotKit runtimeUrl="/api/copilotkit" showDevConsole={false} enableInspector={false}>
       <div className="app">

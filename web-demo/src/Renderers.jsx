@@ -99,13 +99,13 @@ function QuestionCard({ parameters, status, result }) {
               key={c.key}
               data-testid={`choice-${c.key}`}
               disabled={state.busy}
-              onClick={() => send({ decision: "answer", option: c.key }, `answered ${c.label}`)}
+              onClick={() => send({ decision: "answer", answer: c.key }, `answered ${c.label}`)}
             >
               {c.label}
             </button>
           ))}
           <input placeholder="or type an answer" value={free} onChange={(e) => setFree(e.target.value)} />
-          <button disabled={state.busy || !free} onClick={() => send({ decision: "answer", text: free }, `answered ${free}`)}>
+          <button disabled={state.busy || !free} onClick={() => send({ decision: "answer", answer: free }, `answered ${free}`)}>
             Send
           </button>
         </div>
