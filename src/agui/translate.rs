@@ -277,7 +277,8 @@ impl Translator {
                 let call = format!("dec-{}", req.id);
                 self.open_tool(&mut out, &call, &format!("dec.{}", req.kind.as_str()));
                 let args = json!({
-                    "request_id": req.id, "kind": req.kind.as_str(), "source": req.source, "prompt": req.title,
+                    "request_id": req.id, "run_id": req.run_id, "kind": req.kind.as_str(), "source": req.source,
+                    "prompt": req.title,
                     "payload": req.details, "choices": req.choices, "tool_call_id": req.tool_call_id,
                     "deadline": req.deadline, "attempt": req.attempt,
                 });
@@ -504,6 +505,49 @@ mod tests {
         assert!(
             matches!(failed.last(), Some(AguiEvent::RunError { code: Some(c), .. }) if c == "agent_error")
         );
+    }
+
+    #[tokio::test]
+    async fn a_decision_tool_call_names_the_run_to_answer_it_on() {
+        let agent = Agent::new(ReferenceDriver::new(ReferenceConfig::default()));
+        let stream = agent.send("permission please", crate::runtime::CallOptions::new());
+        let mut t = Translator::new("thread-1", "run-1");
+        let mut events = Vec::new();
+        let mut live = stream.events();
+        while let Some(e) = live.next().await {
+            if let Payload::ApprovalRequest(req) = &e.payload {
+                req.approve().expect("approve");
+            }
+            events.extend(t.event(&e));
+        }
+        verify(&events).expect("verifiable");
+        let call = events
+            .iter()
+            .find_map(|e| match e {
+                AguiEvent::ToolCallStart {
+                    tool_call_id,
+                    tool_call_name,
+                    ..
+                } if tool_call_name == "dec.permission" => Some(tool_call_id.clone()),
+                _ => None,
+            })
+            .expect("a dec.permission tool call");
+        let args: String = events
+            .iter()
+            .filter_map(|e| match e {
+                AguiEvent::ToolCallArgs { tool_call_id, delta } if *tool_call_id == call => {
+                    Some(delta.as_str())
+                }
+                _ => None,
+            })
+            .collect();
+        let args: Value = serde_json::from_str(&args).expect("JSON args");
+        let run_id = args["run_id"].as_str().expect("run_id in the args");
+        assert!(
+            run_id.starts_with("run-"),
+            "the execution's run id, got {run_id:?}"
+        );
+        assert!(args["request_id"].as_str().is_some_and(|s| !s.is_empty()));
     }
 
     #[test]

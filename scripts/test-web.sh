@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# The Node/browser tier: the AG-UI client conformance suite (tests/agui-node: the real @ag-ui/client
+# 1.0.0 and 0.0.59 against `agent-adaptor serve`) and the web demo's end-to-end test (web-demo/e2e:
+# CopilotKit in Debian's headless chromium). Installs the pinned npm dependencies (npm ci, no install
+# scripts), installs chromium from apt when it is missing and we are root, builds the binary, runs both.
+# Exits non-zero on any failure; prints "SKIPPED: <why>" and exits 0 only when node is missing.
+#
+#   scripts/test-web.sh                 # everything
+#   AGENT_ADAPTOR_BIN=... scripts/test-web.sh   # reuse a built binary
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+start=$(date +%s)
+
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  echo "SKIPPED: node/npm not installed (the AG-UI conformance suite and the web-demo e2e need Node >= 20)"
+  exit 0
+fi
+
+export COPILOTKIT_TELEMETRY_DISABLED=true DO_NOT_TRACK=1 SCARF_ANALYTICS=false
+export npm_config_audit=false npm_config_fund=false npm_config_update_notifier=false
+
+chromium="${CHROMIUM_BIN:-/usr/bin/chromium}"
+if [ ! -x "$chromium" ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "== installing chromium from apt" >&2
+    apt-get update -qq >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >&2
+  else
+    echo "chromium is missing at $chromium and cannot be installed (not root): apt-get install -y chromium" >&2
+    exit 1
+  fi
+fi
+export CHROMIUM_BIN="$chromium"
+
+if [ -z "${AGENT_ADAPTOR_BIN:-}" ]; then
+  echo "== cargo build --bin agent-adaptor" >&2
+  (cd "$root" && cargo build --quiet --bin agent-adaptor)
+  AGENT_ADAPTOR_BIN="${CARGO_TARGET_DIR:-$root/target}/debug/agent-adaptor"
+fi
+export AGENT_ADAPTOR_BIN
+unset AGENT_ADAPTOR_URL
+
+for dir in tests/agui-node web-demo; do
+  echo "== npm ci ($dir)" >&2
+  (cd "$root/$dir" && npm ci --ignore-scripts --loglevel=error >&2)
+done
+
+failed=0
+echo "== AG-UI client conformance (tests/agui-node)"
+(cd "$root/tests/agui-node" && node --test --test-concurrency=1 test/) || failed=1
+
+echo "== web-demo build"
+(cd "$root/web-demo" && npm run --silent build >/dev/null) || failed=1
+echo "== web-demo e2e in chromium (web-demo/e2e)"
+(cd "$root/web-demo" && node --test --test-concurrency=1 e2e/) || failed=1
+
+echo "== test-web.sh took $(($(date +%s) - start)) s" >&2
+exit "$failed"

@@ -1,0 +1,67 @@
+// The demo: a CopilotKit (v2) chat against agent-adaptor through the CopilotKit runtime, with a
+// thread picker that reopens earlier threads (the runtime replays them, the service continues them).
+import { CopilotChat, CopilotKit, useAgent } from "@copilotkit/react-core/v2";
+import { useCallback, useEffect, useState } from "react";
+
+import { Renderers } from "./Renderers.jsx";
+import { currentThread, listThreads, openThread, rememberThread } from "./threads.js";
+
+function ThreadPicker({ threadId, onPick }) {
+  const threads = listThreads();
+  return (
+    <div className="threads">
+      <label htmlFor="thread-picker">Thread</label>
+      <select id="thread-picker" data-testid="thread-picker" value={threadId} onChange={(e) => onPick(e.target.value)}>
+        {!threads.some((t) => t.id === threadId) && <option value={threadId}>New thread</option>}
+        {threads.map((t) => (
+          <option key={t.id} value={t.id}>
+            {t.title} · {new Date(t.at).toLocaleTimeString()}
+          </option>
+        ))}
+      </select>
+      <button data-testid="new-thread" onClick={() => onPick(null)}>
+        New thread
+      </button>
+    </div>
+  );
+}
+
+// Remembers the thread under its first user message once it has one.
+function ThreadMemory({ threadId, onChange }) {
+  const { agent } = useAgent({ agentId: "default" });
+  const first = agent.messages.find((m) => m.role === "user");
+  const title = typeof first?.content === "string" ? first.content.slice(0, 40) : null;
+  useEffect(() => {
+    if (title && !listThreads().some((t) => t.id === threadId)) {
+      rememberThread(threadId, title);
+      onChange();
+    }
+  }, [threadId, title, onChange]);
+  return null;
+}
+
+export function App() {
+  const [threadId, setThreadId] = useState(currentThread);
+  const [, setVersion] = useState(0);
+  useEffect(() => {
+    const onPop = () => setThreadId(currentThread());
+    window.addEventListener("popstate", onPop);
+    return () => window.removeEventListener("popstate", onPop);
+  }, []);
+  const bump = useCallback(() => setVersion((v) => v + 1), []);
+  return (
+    <CopilotKit runtimeUrl="/api/copilotkit" showDevConsole={false} enableInspector={false}>
+      <div className="app">
+        <header>
+          <h1>agent-adaptor · CopilotKit</h1>
+          <ThreadPicker threadId={threadId} onPick={(id) => setThreadId(openThread(id))} />
+        </header>
+        <Renderers />
+        <main data-testid="chat" data-thread={threadId}>
+          <CopilotChat key={threadId} agentId="default" threadId={threadId} />
+        </main>
+        <ThreadMemory threadId={threadId} onChange={bump} />
+      </div>
+    </CopilotKit>
+  );
+}

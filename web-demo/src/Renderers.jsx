@@ -1,0 +1,148 @@
+// How the chat renders what the agent does: backend tool calls as cards, the service's approval
+// requests (tool calls named `dec.<kind>`) as approve/deny and question UIs, and AG-UI interrupts.
+import { useDefaultRenderTool, useInterrupt, useRenderTool } from "@copilotkit/react-core/v2";
+import { useState } from "react";
+import { z } from "zod";
+
+import { decide } from "./approvals.js";
+
+const Decision = z
+  .object({
+    request_id: z.string(),
+    kind: z.string(),
+    prompt: z.string(),
+    run_id: z.string().optional(),
+    choices: z.array(z.object({ key: z.string(), label: z.string() }).passthrough()).optional(),
+  })
+  .passthrough();
+
+function pretty(v) {
+  if (typeof v !== "string") return JSON.stringify(v, null, 2);
+  try {
+    return JSON.stringify(JSON.parse(v), null, 2);
+  } catch {
+    return v;
+  }
+}
+
+/** A backend tool call: name, arguments and (when done) its result. */
+function ToolCard({ name, parameters, status, result }) {
+  return (
+    <div className="card tool" data-testid="tool-call" data-tool={name} data-status={status}>
+      <div className="card-title">
+        <span className="badge">tool</span> {name} <span className="status">{status}</span>
+      </div>
+      <pre className="args">{pretty(parameters ?? {})}</pre>
+      {status === "complete" && (
+        <pre className="result" data-testid="tool-result">
+          {pretty(result ?? "")}
+        </pre>
+      )}
+    </div>
+  );
+}
+
+function useDecision(parameters) {
+  const [state, setState] = useState({ busy: false, error: null, done: null });
+  const send = async (decision, label) => {
+    setState({ busy: true, error: null, done: null });
+    try {
+      await decide(parameters.run_id, parameters.request_id, decision);
+      setState({ busy: false, error: null, done: label });
+    } catch (e) {
+      setState({ busy: false, error: String(e.message ?? e), done: null });
+    }
+  };
+  return [state, send];
+}
+
+/** A permission request: Approve / Deny while the run waits for it. */
+function ApprovalCard({ parameters, status, result }) {
+  const [state, send] = useDecision(parameters);
+  const answered = status === "complete" || state.done;
+  return (
+    <div className="card approval" data-testid="approval" data-status={status}>
+      <div className="card-title">
+        <span className="badge warn">permission</span> {parameters.prompt}
+      </div>
+      {!answered && (
+        <div className="actions">
+          <button data-testid="approve" disabled={state.busy} onClick={() => send({ decision: "approve" }, "approved")}>
+            Approve
+          </button>
+          <button data-testid="deny" disabled={state.busy} onClick={() => send({ decision: "deny" }, "denied")}>
+            Deny
+          </button>
+        </div>
+      )}
+      {state.done && <div className="note">You {state.done} this.</div>}
+      {status === "complete" && <pre className="result">{pretty(result ?? "")}</pre>}
+      {state.error && <div className="error">{state.error}</div>}
+    </div>
+  );
+}
+
+/** A question with choices (and a free-text answer). */
+function QuestionCard({ parameters, status, result }) {
+  const [state, send] = useDecision(parameters);
+  const [free, setFree] = useState("");
+  const answered = status === "complete" || state.done;
+  return (
+    <div className="card question" data-testid="question" data-status={status}>
+      <div className="card-title">
+        <span className="badge">question</span> {parameters.prompt}
+      </div>
+      {!answered && (
+        <div className="actions">
+          {(parameters.choices ?? []).map((c) => (
+            <button
+              key={c.key}
+              data-testid={`choice-${c.key}`}
+              disabled={state.busy}
+              onClick={() => send({ decision: "answer", answer: c.key }, `answered ${c.label}`)}
+            >
+              {c.label}
+            </button>
+          ))}
+          <input placeholder="or type an answer" value={free} onChange={(e) => setFree(e.target.value)} />
+          <button disabled={state.busy || !free} onClick={() => send({ decision: "answer", answer: free }, `answered ${free}`)}>
+            Send
+          </button>
+        </div>
+      )}
+      {state.done && <div className="note">You {state.done}.</div>}
+      {status === "complete" && <pre className="result">{pretty(result ?? "")}</pre>}
+      {state.error && <div className="error">{state.error}</div>}
+    </div>
+  );
+}
+
+/** An AG-UI interrupt (the run ended waiting for an answer): resolve or cancel it. */
+function InterruptCard({ interrupt, resolve, cancel }) {
+  if (!interrupt) return null;
+  return (
+    <div className="card interrupt" data-testid="interrupt">
+      <div className="card-title">
+        <span className="badge warn">{interrupt.reason}</span> {interrupt.message ?? "The agent is waiting for you"}
+      </div>
+      <div className="actions">
+        <button data-testid="interrupt-approve" onClick={() => resolve({ approved: true }, interrupt.id)}>
+          Approve
+        </button>
+        <button data-testid="interrupt-deny" onClick={() => cancel(interrupt.id)}>
+          Deny
+        </button>
+      </div>
+    </div>
+  );
+}
+
+/** Registers every renderer; render it once inside the CopilotKit provider. */
+export function Renderers() {
+  useDefaultRenderTool({ render: (props) => <ToolCard {...props} /> });
+  useRenderTool({ name: "dec.permission", parameters: Decision, render: (props) => <ApprovalCard {...props} /> });
+  useRenderTool({ name: "dec.plan_review", parameters: Decision, render: (props) => <ApprovalCard {...props} /> });
+  useRenderTool({ name: "dec.question", parameters: Decision, render: (props) => <QuestionCard {...props} /> });
+  useInterrupt({ render: (props) => <InterruptCard {...props} /> });
+  return null;
+}
