@@ -51,7 +51,7 @@ pub fn result_failure(r: &ResultFrame) -> Option<Failure> {
 fn by_status(status: u16, message: &str) -> FailureCode {
     match status {
         429 => FailureCode::RateLimited,
-        529 | 500..=599 => FailureCode::ProviderServer,
+        500..=599 => FailureCode::ProviderServer,
         408 => FailureCode::Network,
         _ => classify(message, None),
     }
