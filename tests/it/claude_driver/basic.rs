@@ -375,3 +375,72 @@ async fn a_cli_killed_mid_stream_fails_with_the_partial_stream() {
     );
     cl.assert_reaped();
 }
+
+/// A minimal stdio MCP server (node): initialize, tools/list, tools/call.
+const MCP_SERVER_JS: &str = r#"
+const rl = require('readline').createInterface({ input: process.stdin });
+rl.on('line', (line) => {
+  let m;
+  try { m = JSON.parse(line); } catch (e) { return; }
+  if (m.id === undefined) return;
+  let result = {};
+  if (m.method === 'initialize') {
+    result = { protocolVersion: (m.params && m.params.protocolVersion) || '2024-11-05',
+               capabilities: { tools: {} }, serverInfo: { name: 'probe', version: '1.0.0' } };
+  } else if (m.method === 'tools/list') {
+    result = { tools: [{ name: 'echo', description: 'Echo the text',
+               inputSchema: { type: 'object', properties: { text: { type: 'string' } } } }] };
+  } else if (m.method === 'tools/call') {
+    result = { content: [{ type: 'text', text: 'ECHO ' + JSON.stringify(m.params.arguments) }] };
+  } else {
+    process.stdout.write(JSON.stringify({ jsonrpc: '2.0', id: m.id, error: { code: -32601, message: 'no' } }) + '\n');
+    return;
+  }
+  process.stdout.write(JSON.stringify({ jsonrpc: '2.0', id: m.id, result }) + '\n');
+});
+"#;
+
+#[tokio::test]
+async fn per_call_stdio_mcp_servers_are_materialized_and_callable() {
+    let script = Script::from_fn(|req| {
+        if req.tool_results().is_empty() && req.last_user_texts().join(" ").contains("use the probe") {
+            Reply::tool_use("mcp__probe__echo", serde_json::json!({"text": "hi"}))
+        } else {
+            reply(req)
+        }
+    });
+    let Some(cl) = Cl::scripted(script, |_| {}).await else {
+        return;
+    };
+    let server_js = cl.env.root.join("probe-mcp.js");
+    std::fs::write(&server_js, MCP_SERVER_JS).unwrap();
+    let server = agent_adaptor::vocab::McpServer::stdio(
+        "probe",
+        "node",
+        vec![server_js.to_string_lossy().into_owned()],
+    );
+    let agent = Agent::new(cl.driver.clone());
+    let r = agent
+        .send("use the probe please", cl.oneshot().mcp([server]))
+        .result()
+        .await
+        .unwrap();
+    let init = r
+        .transcript()
+        .into_iter()
+        .find(|i| i.kind == TranscriptKind::Init)
+        .unwrap();
+    let servers = init.data["mcp_servers"].as_array().cloned().unwrap_or_default();
+    assert!(
+        servers
+            .iter()
+            .any(|s| s["name"] == "probe" && s["status"] == "connected"),
+        "{servers:?}"
+    );
+    assert_eq!(r.text, "Tool said: ECHO {\"text\":\"hi\"}");
+    let leftover = std::fs::read_dir(cl.env.config_dir.join("agent-adaptor/mcp"))
+        .map(|d| d.count())
+        .unwrap_or(0);
+    assert_eq!(leftover, 0, "the per-run MCP file is removed");
+    cl.assert_reaped();
+}
