@@ -8,6 +8,7 @@
 //! | `runs` | the run registry, the per-run pump recording events, live approvals |
 //! | `rest` | agents, runs, run events, approvals, messages, health |
 //! | `agui` | the AG-UI route |
+//! | `threads` | threads (list, get, archive), thread history across runs, `/metrics` |
 //! | `sse` | SSE framing, replay and live follow |
 //! | `body`, `error` | strict JSON bodies and the one JSON error shape |
 //!
@@ -23,6 +24,7 @@ pub mod error;
 mod rest;
 pub mod runs;
 mod sse;
+mod threads;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -133,6 +135,11 @@ pub fn router(state: Arc<AppState>) -> Router {
             "/v1/agents/{agent}/threads/{key}/runs",
             post(rest::start_on_thread),
         )
+        .route("/v1/agents/{agent}/threads", get(threads::list))
+        .route("/v1/agents/{agent}/threads/{key}", get(threads::get))
+        .route("/v1/agents/{agent}/threads/{key}/archive", post(threads::archive))
+        .route("/v1/agents/{agent}/threads/{key}/events", get(threads::history))
+        .route("/metrics", get(threads::metrics))
         .route("/v1/runs/{run_id}", get(rest::get_run))
         .route("/v1/runs/{run_id}/cancel", post(rest::cancel_run))
         .route("/v1/runs/{run_id}/events", get(rest::run_events))

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use axum::Json;
@@ -284,7 +285,13 @@ pub async fn run_events(
     let after = cursor(&headers, &query)?;
     let (tx, rx) = mpsc::channel(64);
     if let Some(entry) = state.runs.get(tenant(), &run_id) {
-        tokio::spawn(sse::follow(entry, after, tx, state.shutdown.clone()));
+        let runs = state.runs.clone();
+        let shutdown = state.shutdown.clone();
+        tokio::spawn(async move {
+            runs.metrics.subscribers.fetch_add(1, Ordering::Relaxed);
+            sse::follow(entry, after, tx, shutdown).await;
+            runs.metrics.subscribers.fetch_sub(1, Ordering::Relaxed);
+        });
     } else {
         let run = state
             .store

@@ -10,6 +10,7 @@
 //! answer them exactly once.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
@@ -110,9 +111,24 @@ impl RunEntry {
     }
 }
 
+/// Counters for `/metrics`.
+#[derive(Debug, Default)]
+pub struct Metrics {
+    /// Runs started.
+    pub started: AtomicU64,
+    /// Events recorded.
+    pub events: AtomicU64,
+    /// Event batches the store refused.
+    pub record_failures: AtomicU64,
+    /// Open SSE streams.
+    pub subscribers: AtomicU64,
+}
+
 /// Every run of this process, and which thread is busy with which run.
 #[derive(Default)]
 pub struct RunRegistry {
+    /// Counters.
+    pub metrics: Metrics,
     runs: Mutex<HashMap<String, Arc<RunEntry>>>,
     busy: Mutex<HashMap<(String, String, String), String>>,
     tracker: TaskTracker,
@@ -275,6 +291,7 @@ impl RunRegistry {
             tap: req.tap,
             busy_key,
         };
+        self.metrics.started.fetch_add(1, Ordering::Relaxed);
         self.tracker.spawn(pump.run());
         Ok(entry)
     }
@@ -326,7 +343,15 @@ impl Pump {
                     self.park_approval(req).await;
                 }
             }
+            self.registry
+                .metrics
+                .events
+                .fetch_add(batch.len() as u64, Ordering::Relaxed);
             if let Err(e) = self.recorder.record(&batch).await {
+                self.registry
+                    .metrics
+                    .record_failures
+                    .fetch_add(1, Ordering::Relaxed);
                 tracing::warn!(run_id = %entry.run_id, error = %e, "recording failed; events kept in memory");
             }
             let items: Vec<Arc<LogItem>> = batch

@@ -400,3 +400,119 @@ async fn graceful_shutdown_ends_open_streams_and_cancels_runs() {
     let rec = store.get_run("default", &run_id).await.unwrap().unwrap();
     assert_eq!(rec.state, agent_adaptor::store::RunState::Cancelled);
 }
+
+#[tokio::test]
+async fn thread_history_spans_runs_and_threads_list_get_archive_and_metrics_answer() {
+    let server = start().await;
+    let base = server.url();
+    let c = client();
+    for prompt in ["first turn", "second turn"] {
+        let run = start_run(
+            &base,
+            "/v1/agents/reference/threads/hist-1/runs",
+            json!({"prompt": prompt}),
+        )
+        .await;
+        finished_state(&base, run["run_id"].as_str().unwrap()).await;
+    }
+    let history: Value = c
+        .get(format!("{base}/v1/agents/reference/threads/hist-1/events"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let events = history["events"].as_array().unwrap();
+    let cursors: Vec<u64> = events.iter().map(|e| e["cursor"].as_u64().unwrap()).collect();
+    assert!(cursors.windows(2).all(|w| w[0] < w[1]), "{cursors:?}");
+    let runs: std::collections::BTreeSet<&str> =
+        events.iter().map(|e| e["run_id"].as_str().unwrap()).collect();
+    assert_eq!(runs.len(), 2, "history spans both runs");
+    assert_eq!(events.iter().filter(|e| e["kind"] == "done").count(), 2);
+    // Paging by cursor: the suffix after the first event, no duplicate.
+    let after: Value = c
+        .get(format!(
+            "{base}/v1/agents/reference/threads/hist-1/events?after={}&limit=3",
+            cursors[0]
+        ))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let next: Vec<u64> = after["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["cursor"].as_u64().unwrap())
+        .collect();
+    assert_eq!(next, cursors[1..4].to_vec());
+    let bad = c
+        .get(format!(
+            "{base}/v1/agents/reference/threads/hist-1/events?after=x"
+        ))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(error_code(bad).await.0, 422);
+
+    let list: Value = c
+        .get(format!("{base}/v1/agents/reference/threads"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(
+        list["threads"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["key"] == "hist-1")
+    );
+    let got: Value = c
+        .get(format!("{base}/v1/agents/reference/threads/hist-1"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(got["checkpoint"]["resume_id"].is_string(), "{got}");
+    let missing = c
+        .get(format!("{base}/v1/agents/reference/threads/nope"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(error_code(missing).await.0, 404);
+    let archived = c
+        .post(format!("{base}/v1/agents/reference/threads/hist-1/archive"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(archived.status(), 200);
+    let gone = c
+        .get(format!("{base}/v1/agents/reference/threads/hist-1"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(error_code(gone).await.0, 404);
+
+    let metrics = c
+        .get(format!("{base}/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        metrics.contains("agent_adaptor_runs_started_total 2"),
+        "{metrics}"
+    );
+    assert!(metrics.contains("agent_adaptor_events_recorded_total "));
+    server.shutdown().await.unwrap();
+}
