@@ -18,6 +18,7 @@ pub mod driver;
 pub mod providers;
 pub mod recorder;
 pub mod runtime;
+pub mod server;
 pub mod store;
 #[cfg(feature = "testkit")]
 pub mod testkit;

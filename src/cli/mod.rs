@@ -2,6 +2,7 @@
 
 mod agents;
 mod run;
+mod serve;
 
 use std::process::ExitCode;
 
@@ -21,12 +22,15 @@ enum Command {
     Run(run::RunArgs),
     /// List the agents this machine can run.
     Agents,
+    /// Run the HTTP/SSE/AG-UI service.
+    Serve(serve::ServeArgs),
 }
 
 /// Runs the parsed command.
 pub async fn dispatch(cli: Cli) -> ExitCode {
     match cli.command {
         Command::Run(args) => run::run(args).await,
+        Command::Serve(args) => serve::serve(args).await,
         Command::Agents => {
             for a in agents::available() {
                 println!("{:<12} {}", a.name, a.description);

@@ -12,6 +12,7 @@ mod cursor_fake;
 mod process;
 mod recorder;
 mod runtime;
+mod server;
 mod store;
 mod threads;
 mod tidy;

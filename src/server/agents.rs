@@ -1,0 +1,202 @@
+//! The agents the service offers: built from [`AgentSpec`]s, plus one per supported CLI found on the machine.
+//!
+//! # Adding a provider
+//! A provider is ONE entry in [`PROVIDERS`] (its name, default command and `AGENT_ADAPTOR_<P>_BIN` variable)
+//! and ONE match arm in [`driver_for`] that turns the spec's JSON config into the provider's driver. Discovery,
+//! the routes, AG-UI, approvals and recording need nothing else.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::config::{AgentSpec, ServerConfig};
+use crate::driver::{Descriptor, Driver};
+use crate::providers::codebuddy::{CodeBuddyConfig, CodeBuddyDriver};
+use crate::providers::cursor::{CursorConfig, CursorDriver};
+use crate::recorder::ExposurePolicy;
+use crate::runtime::Agent;
+use crate::store::ThreadStore;
+
+/// A provider the service can drive: `(name, default command, environment variable naming the binary)`.
+pub const PROVIDERS: &[(&str, &str, &str)] = &[
+    ("codebuddy", "codebuddy", "AGENT_ADAPTOR_CODEBUDDY_BIN"),
+    ("cursor", "cursor-agent", "AGENT_ADAPTOR_CURSOR_BIN"),
+];
+
+/// Why an agent could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum AgentError {
+    /// No provider of that name.
+    #[error("unknown provider {0:?}")]
+    UnknownProvider(String),
+    /// The config does not fit the provider's config type.
+    #[error("invalid config for agent {agent:?}: {source}")]
+    InvalidConfig {
+        /// The agent.
+        agent: String,
+        /// The decoding error.
+        source: serde_json::Error,
+    },
+    /// Two agents share a name.
+    #[error("duplicate agent name {0:?}")]
+    Duplicate(String),
+}
+
+/// One agent as the service holds it.
+#[derive(Clone, Debug)]
+pub struct AgentEntry {
+    /// The name in the URL.
+    pub name: String,
+    /// The provider.
+    pub provider: String,
+    /// The runtime agent.
+    pub agent: Agent,
+    /// The exposure policy its records are written under.
+    pub exposure: ExposurePolicy,
+}
+
+impl AgentEntry {
+    /// The capability descriptor.
+    pub fn descriptor(&self) -> &Descriptor {
+        self.agent.descriptor()
+    }
+}
+
+/// The agents by name, with the default agent's name.
+#[derive(Clone, Debug, Default)]
+pub struct Agents {
+    by_name: BTreeMap<String, AgentEntry>,
+    default: Option<String>,
+}
+
+impl Agents {
+    /// The agent called `name`.
+    pub fn get(&self, name: &str) -> Option<&AgentEntry> {
+        self.by_name.get(name)
+    }
+
+    /// The default agent (the first configured).
+    pub fn default_agent(&self) -> Option<&AgentEntry> {
+        self.default.as_deref().and_then(|n| self.by_name.get(n))
+    }
+
+    /// Every agent, by name.
+    pub fn iter(&self) -> impl Iterator<Item = &AgentEntry> {
+        self.by_name.values()
+    }
+
+    /// Closes every agent (cancels their executions) within `deadline`.
+    pub async fn close(&self, deadline: Duration) {
+        for a in self.by_name.values() {
+            let _ = a.agent.close(deadline).await;
+        }
+    }
+}
+
+/// Builds the driver of `provider` from its JSON `config`; `program` fills in an unset command.
+pub fn driver_for(
+    spec: &AgentSpec,
+    program: Option<PathBuf>,
+    server: &ServerConfig,
+) -> Result<Arc<dyn Driver>, AgentError> {
+    let invalid = |source| AgentError::InvalidConfig {
+        agent: spec.name.clone(),
+        source,
+    };
+    let config = match &spec.config {
+        Value::Null => Value::Object(Default::default()),
+        v => v.clone(),
+    };
+    Ok(match spec.provider.as_str() {
+        #[cfg(feature = "testkit")]
+        "reference" => {
+            use crate::testkit::reference::{ReferenceConfig, ReferenceDriver};
+            let delay = config
+                .get("chunk_delay_ms")
+                .and_then(Value::as_u64)
+                .map(Duration::from_millis)
+                .unwrap_or(server.reference_chunk_delay);
+            Arc::new(ReferenceDriver::new(ReferenceConfig {
+                chunk_delay: delay,
+                ..Default::default()
+            }))
+        }
+        "codebuddy" => {
+            let mut c: CodeBuddyConfig = serde_json::from_value(config).map_err(invalid)?;
+            if c.common.command.is_none() {
+                c.common.command = program;
+            }
+            Arc::new(CodeBuddyDriver::new(c))
+        }
+        "cursor" => {
+            let mut c: CursorConfig = serde_json::from_value(config).map_err(invalid)?;
+            if c.common.command.is_none() {
+                c.common.command = program;
+            }
+            Arc::new(CursorDriver::new(c))
+        }
+        other => return Err(AgentError::UnknownProvider(other.to_owned())),
+    })
+}
+
+/// The binary of a provider: `$AGENT_ADAPTOR_<P>_BIN` when it names a file, else the command on `PATH`.
+pub fn find_cli(command: &str, env_var: &str) -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os(env_var).map(PathBuf::from)
+        && p.is_file()
+    {
+        return Some(p);
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(command))
+        .find(|p| is_executable(p))
+}
+
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    p.metadata()
+        .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        .unwrap_or(false)
+}
+
+/// Builds every configured agent, then (when enabled) one agent per provider whose CLI is present and
+/// that no configured agent already uses under the provider's name.
+pub fn build(config: &ServerConfig, store: &Arc<dyn ThreadStore>) -> Result<Agents, AgentError> {
+    let mut specs = config.agents.clone();
+    if config.discover_clis {
+        for (provider, command, env_var) in PROVIDERS {
+            if specs.iter().any(|s| s.name == *provider) {
+                continue;
+            }
+            if find_cli(command, env_var).is_some() {
+                specs.push(AgentSpec::new(*provider, *provider));
+            }
+        }
+    }
+    let mut agents = Agents::default();
+    for spec in specs {
+        if agents.by_name.contains_key(&spec.name) {
+            return Err(AgentError::Duplicate(spec.name));
+        }
+        let program = PROVIDERS
+            .iter()
+            .find(|(p, _, _)| *p == spec.provider)
+            .and_then(|(_, command, env_var)| find_cli(command, env_var));
+        let driver = driver_for(&spec, program, config)?;
+        let agent = Agent::builder_arc(driver).thread_store(store.clone()).build();
+        agents.default.get_or_insert_with(|| spec.name.clone());
+        agents.by_name.insert(
+            spec.name.clone(),
+            AgentEntry {
+                name: spec.name,
+                provider: spec.provider,
+                agent,
+                exposure: spec.exposure,
+            },
+        );
+    }
+    Ok(agents)
+}

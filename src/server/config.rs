@@ -1,0 +1,116 @@
+//! The service configuration: bind address, store, agents, CORS, keep-alive and shutdown timing.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::recorder::ExposurePolicy;
+
+/// One agent the service offers: a name in the URL, the provider that drives it and its configuration.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentSpec {
+    /// The name in `/v1/agents/{agent}`.
+    pub name: String,
+    /// The provider (`reference`, `codebuddy`, `cursor`, ...; see [`super::agents::PROVIDERS`]).
+    pub provider: String,
+    /// The provider's driver configuration (its config type as JSON; `{}` for defaults).
+    #[serde(default)]
+    pub config: Value,
+    /// What the agent's recorded events keep (per-agent default of the exposure policy).
+    #[serde(default)]
+    pub exposure: ExposurePolicy,
+}
+
+impl AgentSpec {
+    /// An agent `name` driven by `provider` with a default configuration.
+    pub fn new(name: impl Into<String>, provider: impl Into<String>) -> Self {
+        AgentSpec {
+            name: name.into(),
+            provider: provider.into(),
+            config: Value::Object(Default::default()),
+            exposure: ExposurePolicy::default(),
+        }
+    }
+
+    /// Replaces the driver configuration.
+    pub fn with_config(mut self, config: Value) -> Self {
+        self.config = config;
+        self
+    }
+}
+
+/// What the AG-UI route does with a user message that arrives while a run is active on the thread.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BusyPolicy {
+    /// Refuse the second run with `409 thread_busy` before streaming.
+    #[default]
+    Refuse,
+    /// Deliver the message to the active run as a supplemental message, and stream nothing new.
+    Supplement,
+}
+
+/// The whole configuration of one service instance.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    /// Where to listen (`127.0.0.1:0` picks a free port).
+    pub bind: SocketAddr,
+    /// The store URL (`memory:`, `sqlite://path`, `postgres://...`).
+    pub store_url: String,
+    /// The agents, in order; the first is the default agent of `POST /v1/agui`.
+    pub agents: Vec<AgentSpec>,
+    /// Add one agent per supported CLI found on `PATH` (or named by `AGENT_ADAPTOR_<P>_BIN`).
+    pub discover_clis: bool,
+    /// Allowed CORS origins; `*` allows any; empty disables CORS headers.
+    pub cors_origins: Vec<String>,
+    /// The SSE keep-alive comment interval.
+    pub keep_alive: Duration,
+    /// How long graceful shutdown waits for runs to finish after cancelling them.
+    pub shutdown_grace: Duration,
+    /// How long an unanswered approval request waits.
+    pub approval_timeout: Duration,
+    /// The largest accepted request body.
+    pub body_limit: usize,
+    /// What the AG-UI route does when a run is already active on the thread.
+    pub busy_policy: BusyPolicy,
+    /// Delay between streamed chunks of the built-in `reference` agent (so streaming is visible).
+    pub reference_chunk_delay: Duration,
+    /// The replica id that owns the runs this process starts.
+    pub owner: String,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig {
+            bind: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            store_url: "memory:".into(),
+            agents: vec![AgentSpec::new("reference", "reference")],
+            discover_clis: true,
+            cors_origins: Vec::new(),
+            keep_alive: Duration::from_secs(15),
+            shutdown_grace: Duration::from_secs(10),
+            approval_timeout: Duration::from_secs(300),
+            body_limit: 1024 * 1024,
+            busy_policy: BusyPolicy::Refuse,
+            reference_chunk_delay: Duration::from_millis(20),
+            owner: format!("replica-{}", uuid::Uuid::now_v7()),
+        }
+    }
+}
+
+impl ServerConfig {
+    /// An in-process test configuration: port 0, memory store, only the `reference` agent (no chunk delay),
+    /// no CLI discovery, CORS open.
+    pub fn for_tests() -> Self {
+        ServerConfig {
+            bind: SocketAddr::from(([127, 0, 0, 1], 0)),
+            discover_clis: false,
+            cors_origins: vec!["*".into()],
+            reference_chunk_delay: Duration::ZERO,
+            ..Default::default()
+        }
+    }
+}

@@ -1,0 +1,154 @@
+//! The one JSON error body of the service: `{"error":{"code","message","field"?}}` with a stable machine code
+//! per failure and the matching HTTP status.
+
+use axum::Json;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+
+use crate::runtime::{ApprovalError, MessageError, MessageErrorKind};
+use crate::store::StoreError;
+
+/// A failure answered as the JSON error body.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{code}: {message}")]
+pub struct ApiError {
+    /// The HTTP status.
+    pub status: StatusCode,
+    /// The stable machine code (`not_found`, `invalid_json`, `thread_busy`, ...).
+    pub code: &'static str,
+    /// A human-readable message.
+    pub message: String,
+    /// The offending request field, when one is known.
+    pub field: Option<String>,
+    /// Seconds to wait before retrying (429, 503).
+    pub retry_after: Option<u64>,
+}
+
+#[derive(Serialize)]
+struct Body<'a> {
+    error: Inner<'a>,
+}
+
+#[derive(Serialize)]
+struct Inner<'a> {
+    code: &'a str,
+    message: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    field: Option<&'a str>,
+}
+
+impl ApiError {
+    /// An error with `status`, `code` and `message`.
+    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+        ApiError {
+            status,
+            code,
+            message: message.into(),
+            field: None,
+            retry_after: None,
+        }
+    }
+
+    /// Names the offending field.
+    pub fn field(mut self, field: impl Into<String>) -> Self {
+        self.field = Some(field.into());
+        self
+    }
+
+    /// 404 `not_found`.
+    pub fn not_found(what: impl Into<String>) -> Self {
+        ApiError::new(StatusCode::NOT_FOUND, "not_found", what)
+    }
+
+    /// 422 `invalid_request` about `field`.
+    pub fn invalid(field: &str, message: impl Into<String>) -> Self {
+        ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_request", message).field(field)
+    }
+
+    /// 503 `shutting_down`.
+    pub fn shutting_down() -> Self {
+        let mut e = ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "shutting_down",
+            "the service is shutting down",
+        );
+        e.retry_after = Some(1);
+        e
+    }
+
+    /// A store failure: unavailable -> 503, otherwise 500.
+    pub fn store(e: StoreError) -> Self {
+        match e {
+            StoreError::NotFound => ApiError::not_found(e.to_string()),
+            StoreError::Unavailable { .. } => {
+                let mut err = ApiError::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "store_unavailable",
+                    e.to_string(),
+                );
+                err.retry_after = Some(1);
+                err
+            }
+            other => ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "store_error",
+                other.to_string(),
+            ),
+        }
+    }
+
+    /// An approval answer refused: duplicate 409, expired 410, wrong kind 422, no responder 409.
+    pub fn approval(e: &ApprovalError) -> Self {
+        match e {
+            ApprovalError::Resolved => {
+                ApiError::new(StatusCode::CONFLICT, "approval_resolved", e.to_string())
+            }
+            ApprovalError::Expired => ApiError::new(StatusCode::GONE, "approval_expired", e.to_string()),
+            ApprovalError::KindMismatch { .. } => ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "approval_kind_mismatch",
+                e.to_string(),
+            )
+            .field("decision"),
+            ApprovalError::Unavailable => {
+                ApiError::new(StatusCode::GONE, "approval_unavailable", e.to_string())
+            }
+        }
+    }
+
+    /// A supplemental message refused.
+    pub fn message(e: &MessageError) -> Self {
+        let text = e.to_string();
+        match &e.kind {
+            MessageErrorKind::RunFinished => ApiError::new(StatusCode::CONFLICT, "run_finished", text),
+            MessageErrorKind::Unsupported(_) => {
+                ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "message_unsupported", text).field("timing")
+            }
+            MessageErrorKind::Disabled => ApiError::new(StatusCode::FORBIDDEN, "messages_disabled", text),
+            MessageErrorKind::TooLarge { .. } => {
+                ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "message_too_large", text).field("text")
+            }
+            MessageErrorKind::Cancelled => ApiError::new(StatusCode::CONFLICT, "run_cancelled", text),
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = Body {
+            error: Inner {
+                code: self.code,
+                message: &self.message,
+                field: self.field.as_deref(),
+            },
+        };
+        let mut resp = (self.status, Json(body)).into_response();
+        if let Some(secs) = self.retry_after
+            && let Ok(v) = HeaderValue::from_str(&secs.to_string())
+        {
+            resp.headers_mut().insert(header::RETRY_AFTER, v);
+        }
+        resp
+    }
+}

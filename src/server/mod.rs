@@ -1,0 +1,231 @@
+//! The HTTP/SSE/AG-UI service (`agent-adaptor serve`): axum routes over the runtime, the store and the
+//! recorder. This layer may import everything; nothing imports it.
+//!
+//! | file | owns |
+//! |---|---|
+//! | `config` | [`ServerConfig`], [`AgentSpec`], the AG-UI busy policy |
+//! | `agents` | building agents from specs and discovering CLIs (adding a provider = one match arm) |
+//! | `runs` | the run registry, the per-run pump recording events, live approvals |
+//! | `rest` | agents, runs, run events, approvals, messages, health |
+//! | `agui` | the AG-UI route |
+//! | `sse` | SSE framing, replay and live follow |
+//! | `body`, `error` | strict JSON bodies and the one JSON error shape |
+//!
+//! [`Server::start`] binds, opens the store, builds the agents and serves until
+//! [`RunningServer::shutdown`]: stop accepting, end SSE streams with a terminal event, cancel runs and wait
+//! for them within the grace period, close the agents (reaping their children).
+
+pub mod agents;
+mod agui;
+mod body;
+pub mod config;
+pub mod error;
+mod rest;
+pub mod runs;
+mod sse;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::http::{HeaderName, HeaderValue, Method};
+use axum::routing::{get, post};
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+use tower_http::cors::{AllowOrigin, Any, CorsLayer};
+
+pub use agents::{AgentEntry, AgentError, Agents};
+pub use config::{AgentSpec, BusyPolicy, ServerConfig};
+pub use error::ApiError;
+
+use crate::store::{StoreError, ThreadStore};
+use runs::RunRegistry;
+
+/// Why the service could not start or stopped badly.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    /// The store could not be opened.
+    #[error("store: {0}")]
+    Store(#[from] StoreError),
+    /// An agent could not be built.
+    #[error("agents: {0}")]
+    Agents(#[from] AgentError),
+    /// The address could not be bound.
+    #[error("cannot bind {addr}: {source}")]
+    Bind {
+        /// The address.
+        addr: SocketAddr,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// Serving failed.
+    #[error("serve: {0}")]
+    Serve(std::io::Error),
+    /// Runs did not finish within the shutdown grace period.
+    #[error("{0} run(s) did not finish within the shutdown grace period")]
+    Undrained(usize),
+}
+
+/// The state every handler shares.
+pub struct AppState {
+    /// The configuration.
+    pub config: ServerConfig,
+    /// The agents.
+    pub agents: Agents,
+    /// The store.
+    pub store: Arc<dyn ThreadStore>,
+    /// The runs of this process.
+    pub runs: Arc<RunRegistry>,
+    /// Fires when shutdown begins.
+    pub shutdown: CancellationToken,
+}
+
+impl std::fmt::Debug for AppState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AppState").finish_non_exhaustive()
+    }
+}
+
+/// The service entry point.
+#[derive(Debug)]
+pub struct Server;
+
+/// A started service: its address, and the handle that shuts it down.
+#[derive(Debug)]
+pub struct RunningServer {
+    addr: SocketAddr,
+    state: Arc<AppState>,
+    task: tokio::task::JoinHandle<std::io::Result<()>>,
+}
+
+fn cors(origins: &[String]) -> Option<CorsLayer> {
+    if origins.is_empty() {
+        return None;
+    }
+    let allow = if origins.iter().any(|o| o == "*") {
+        AllowOrigin::any()
+    } else {
+        AllowOrigin::list(origins.iter().filter_map(|o| HeaderValue::from_str(o).ok()))
+    };
+    Some(
+        CorsLayer::new()
+            .allow_origin(allow)
+            .allow_methods([Method::GET, Method::POST, Method::DELETE, Method::OPTIONS])
+            .allow_headers(Any)
+            .expose_headers([HeaderName::from_static("retry-after")]),
+    )
+}
+
+/// The router over `state`.
+pub fn router(state: Arc<AppState>) -> Router {
+    let limit = state.config.body_limit;
+    let cors = cors(&state.config.cors_origins);
+    let r = Router::new()
+        .route("/healthz", get(rest::healthz))
+        .route("/readyz", get(rest::readyz))
+        .route("/v1/agents", get(rest::list_agents))
+        .route("/v1/agents/{agent}", get(rest::get_agent))
+        .route("/v1/agents/{agent}/agui", post(agui::named))
+        .route("/v1/agui", post(agui::default_agent))
+        .route("/v1/agents/{agent}/runs", post(rest::start_stateless))
+        .route(
+            "/v1/agents/{agent}/threads/{key}/runs",
+            post(rest::start_on_thread),
+        )
+        .route("/v1/runs/{run_id}", get(rest::get_run))
+        .route("/v1/runs/{run_id}/cancel", post(rest::cancel_run))
+        .route("/v1/runs/{run_id}/events", get(rest::run_events))
+        .route("/v1/runs/{run_id}/messages", post(rest::post_message))
+        .route("/v1/runs/{run_id}/approvals", get(rest::list_approvals))
+        .route("/v1/runs/{run_id}/approvals/{id}", post(rest::decide))
+        .fallback(|| async { ApiError::not_found("no such route") })
+        .layer(DefaultBodyLimit::max(limit))
+        .with_state(state);
+    match cors {
+        Some(c) => r.layer(c),
+        None => r,
+    }
+}
+
+impl Server {
+    /// Opens the store, builds the agents, binds `config.bind` and starts serving.
+    pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
+        let store = crate::store::open(&config.store_url).await?;
+        let agents = agents::build(&config, &store)?;
+        let listener = TcpListener::bind(config.bind)
+            .await
+            .map_err(|source| ServerError::Bind {
+                addr: config.bind,
+                source,
+            })?;
+        let addr = listener.local_addr().map_err(|source| ServerError::Bind {
+            addr: config.bind,
+            source,
+        })?;
+        let state = Arc::new(AppState {
+            config,
+            agents,
+            store,
+            runs: Arc::new(RunRegistry::default()),
+            shutdown: CancellationToken::new(),
+        });
+        let app = router(state.clone());
+        let token = state.shutdown.clone();
+        let task = tokio::spawn(async move {
+            axum::serve(listener, app)
+                .with_graceful_shutdown(token.cancelled_owned())
+                .await
+        });
+        Ok(RunningServer { addr, state, task })
+    }
+}
+
+impl RunningServer {
+    /// The bound address.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The base URL, `http://<addr>`.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// The shared state (agents, store, runs).
+    pub fn state(&self) -> &Arc<AppState> {
+        &self.state
+    }
+
+    /// Graceful shutdown: stop accepting, end SSE streams with a terminal event, cancel every run, wait for
+    /// them within the grace period, close the agents (reaping children). `Err(Undrained)` when runs were
+    /// still going at the deadline.
+    pub async fn shutdown(self) -> Result<(), ServerError> {
+        let grace = self.state.config.shutdown_grace;
+        self.state.shutdown.cancel();
+        let live = self.state.runs.live();
+        for run in &live {
+            run.stream.cancel();
+        }
+        let drained = self.state.runs.drain(grace).await;
+        self.state.agents.close(grace).await;
+        let served = tokio::time::timeout(grace, self.task).await;
+        if !drained {
+            return Err(ServerError::Undrained(self.state.runs.live().len()));
+        }
+        match served {
+            Ok(Ok(Ok(()))) => Ok(()),
+            Ok(Ok(Err(e))) => Err(ServerError::Serve(e)),
+            Ok(Err(join)) => Err(ServerError::Serve(std::io::Error::other(join.to_string()))),
+            Err(_) => Err(ServerError::Serve(std::io::Error::other(
+                "connections did not close in time",
+            ))),
+        }
+    }
+
+    /// Serves until `signal` resolves, then shuts down gracefully.
+    pub async fn run_until(self, signal: impl std::future::Future<Output = ()>) -> Result<(), ServerError> {
+        signal.await;
+        self.shutdown().await
+    }
+}

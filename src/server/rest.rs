@@ -1,0 +1,523 @@
+//! The REST routes: agents, runs (start, state, cancel), run events (SSE), approvals and supplemental
+//! messages, health and readiness.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Json;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+use super::AppState;
+use super::body::JsonBody;
+use super::error::ApiError;
+use super::runs::{RunEntry, StartRun, approval_json, outcome_state};
+use super::sse;
+use crate::driver::{ApprovalPolicy, DecisionKind, Policy, Timing};
+use crate::recorder::Recorder;
+use crate::runtime::{CallOptions, MessageOptions};
+use crate::store::{ApprovalState, RunState, StoreError};
+
+/// The tenant of a request (a single tenant until API keys are configured).
+pub fn tenant() -> &'static str {
+    crate::runtime::DEFAULT_TENANT
+}
+
+/// `GET /healthz`: the process answers.
+pub async fn healthz() -> Json<Value> {
+    Json(json!({ "status": "ok" }))
+}
+
+/// `GET /readyz`: the store answers.
+pub async fn readyz(State(state): State<Arc<AppState>>) -> Result<Json<Value>, ApiError> {
+    if state.shutdown.is_cancelled() {
+        return Err(ApiError::shutting_down());
+    }
+    state
+        .store
+        .list_runs("__readyz__", None, &crate::store::Page::first(1))
+        .await
+        .map_err(ApiError::store)?;
+    Ok(Json(json!({ "status": "ready", "store": state.store.backend() })))
+}
+
+fn agent_json(a: &super::agents::AgentEntry) -> Value {
+    json!({ "name": a.name, "provider": a.provider, "descriptor": a.descriptor() })
+}
+
+/// `GET /v1/agents`.
+pub async fn list_agents(State(state): State<Arc<AppState>>) -> Json<Value> {
+    let default = state.agents.default_agent().map(|a| a.name.clone());
+    Json(json!({
+        "agents": state.agents.iter().map(agent_json).collect::<Vec<_>>(),
+        "default": default,
+    }))
+}
+
+/// `GET /v1/agents/{agent}`.
+pub async fn get_agent(
+    State(state): State<Arc<AppState>>,
+    Path(agent): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let a = state
+        .agents
+        .get(&agent)
+        .ok_or_else(|| ApiError::not_found(format!("no agent named {agent:?}")))?;
+    Ok(Json(agent_json(a)))
+}
+
+/// The body of a run start.
+#[derive(Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct StartRunBody {
+    /// The prompt.
+    pub prompt: String,
+    /// Model override.
+    #[serde(default)]
+    pub model: Option<String>,
+    /// Execution timeout in milliseconds.
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
+    /// Caller metadata.
+    #[serde(default)]
+    pub metadata: BTreeMap<String, String>,
+    /// The approval policy (permission / plan review / question modes, timeout).
+    #[serde(default)]
+    pub approvals: Option<ApprovalPolicy>,
+    /// A JSON Schema the final answer must satisfy.
+    #[serde(default)]
+    pub schema: Option<Value>,
+    /// Allow spawning subagents.
+    #[serde(default)]
+    pub spawn: bool,
+}
+
+impl StartRunBody {
+    fn options(&self) -> Result<CallOptions, ApiError> {
+        if self.prompt.trim().is_empty() {
+            return Err(ApiError::invalid("prompt", "the prompt is empty"));
+        }
+        let mut o = CallOptions::new();
+        if let Some(m) = &self.model {
+            o = o.model(m);
+        }
+        if let Some(t) = self.timeout_ms {
+            o = o.timeout(Duration::from_millis(t));
+        }
+        for (k, v) in &self.metadata {
+            o = o.metadata(k, v);
+        }
+        if let Some(a) = &self.approvals {
+            o = o.policy(Policy {
+                approvals: *a,
+                ..Default::default()
+            });
+        }
+        if let Some(s) = &self.schema {
+            let bytes = serde_json::to_vec(s).map_err(|e| ApiError::invalid("schema", e.to_string()))?;
+            o = o.schema_json(&bytes, Default::default());
+        }
+        if self.spawn {
+            o = o.spawn();
+        }
+        Ok(o)
+    }
+}
+
+/// The public view of a run.
+pub fn run_view(entry: &RunEntry) -> Value {
+    let (state, result, error) = match entry.stream.try_result() {
+        Some(outcome) if entry.is_finished() => outcome_state(&outcome),
+        _ if !entry.pending_approvals().is_empty() => (RunState::Parked, None, None),
+        _ => (RunState::Running, None, None),
+    };
+    json!({
+        "run_id": entry.run_id, "agent": entry.agent, "thread_key": entry.thread_key,
+        "state": state, "result": result, "error": error, "created_at": entry.created_at,
+        "links": {
+            "self": format!("/v1/runs/{}", entry.run_id),
+            "events": format!("/v1/runs/{}/events", entry.run_id),
+            "approvals": format!("/v1/runs/{}/approvals", entry.run_id),
+        },
+    })
+}
+
+async fn start(
+    state: Arc<AppState>,
+    agent: &str,
+    key: Option<String>,
+    body: StartRunBody,
+) -> Result<Response, ApiError> {
+    if state.shutdown.is_cancelled() {
+        return Err(ApiError::shutting_down());
+    }
+    let a = state
+        .agents
+        .get(agent)
+        .ok_or_else(|| ApiError::not_found(format!("no agent named {agent:?}")))?;
+    let options = body.options()?;
+    let entry = state
+        .runs
+        .start(
+            &state.store,
+            &state.config.owner,
+            StartRun {
+                agent: a,
+                tenant: tenant(),
+                thread_key: key,
+                prompt: body.prompt,
+                options,
+                tap: None,
+            },
+        )
+        .await?;
+    Ok((StatusCode::CREATED, Json(run_view(&entry))).into_response())
+}
+
+/// `POST /v1/agents/{agent}/runs`: a stateless run.
+pub async fn start_stateless(
+    State(state): State<Arc<AppState>>,
+    Path(agent): Path<String>,
+    JsonBody(body): JsonBody<StartRunBody>,
+) -> Result<Response, ApiError> {
+    start(state, &agent, None, body).await
+}
+
+/// `POST /v1/agents/{agent}/threads/{key}/runs`: a run on a thread.
+pub async fn start_on_thread(
+    State(state): State<Arc<AppState>>,
+    Path((agent, key)): Path<(String, String)>,
+    JsonBody(body): JsonBody<StartRunBody>,
+) -> Result<Response, ApiError> {
+    if key.is_empty() || key.len() > 512 {
+        return Err(ApiError::invalid("key", "thread keys are 1 to 512 bytes"));
+    }
+    start(state, &agent, Some(key), body).await
+}
+
+/// `GET /v1/runs/{run_id}`.
+pub async fn get_run(
+    State(state): State<Arc<AppState>>,
+    Path(run_id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    if let Some(entry) = state.runs.get(tenant(), &run_id) {
+        return Ok(Json(run_view(&entry)));
+    }
+    let r = state
+        .store
+        .get_run(tenant(), &run_id)
+        .await
+        .map_err(ApiError::store)?
+        .ok_or_else(|| ApiError::not_found(format!("no run {run_id:?}")))?;
+    Ok(Json(json!({
+        "run_id": r.run_id, "agent": r.agent, "thread_key": r.thread_key, "state": r.state,
+        "result": r.result, "error": r.error, "created_at": r.created_at,
+    })))
+}
+
+/// `POST /v1/runs/{run_id}/cancel`: explicit cancellation (202; 409 when already finished).
+pub async fn cancel_run(
+    State(state): State<Arc<AppState>>,
+    Path(run_id): Path<String>,
+) -> Result<Response, ApiError> {
+    let Some(entry) = state.runs.get(tenant(), &run_id) else {
+        return match state
+            .store
+            .get_run(tenant(), &run_id)
+            .await
+            .map_err(ApiError::store)?
+        {
+            Some(_) => Err(ApiError::new(
+                StatusCode::CONFLICT,
+                "run_finished",
+                "the run already finished",
+            )),
+            None => Err(ApiError::not_found(format!("no run {run_id:?}"))),
+        };
+    };
+    if entry.is_finished() {
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            "run_finished",
+            "the run already finished",
+        ));
+    }
+    entry.stream.cancel();
+    Ok((StatusCode::ACCEPTED, Json(run_view(&entry))).into_response())
+}
+
+/// `?after=` of the events route.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EventsQuery {
+    /// Replay events with a sequence above this.
+    #[serde(default)]
+    pub after: Option<String>,
+}
+
+fn cursor(headers: &HeaderMap, query: &EventsQuery) -> Result<u64, ApiError> {
+    let from_header = headers.get("last-event-id").and_then(|v| v.to_str().ok());
+    match (from_header, query.after.as_deref()) {
+        (Some(h), _) => h
+            .trim()
+            .parse()
+            .map_err(|_| ApiError::invalid("Last-Event-ID", "expected a sequence number")),
+        (None, Some(a)) => a
+            .parse()
+            .map_err(|_| ApiError::invalid("after", "expected a sequence number")),
+        (None, None) => Ok(0),
+    }
+}
+
+/// `GET /v1/runs/{run_id}/events`: SSE with replay.
+pub async fn run_events(
+    State(state): State<Arc<AppState>>,
+    Path(run_id): Path<String>,
+    headers: HeaderMap,
+    Query(query): Query<EventsQuery>,
+) -> Result<Response, ApiError> {
+    let after = cursor(&headers, &query)?;
+    let (tx, rx) = mpsc::channel(64);
+    if let Some(entry) = state.runs.get(tenant(), &run_id) {
+        tokio::spawn(sse::follow(entry, after, tx, state.shutdown.clone()));
+    } else {
+        let run = state
+            .store
+            .get_run(tenant(), &run_id)
+            .await
+            .map_err(ApiError::store)?
+            .ok_or_else(|| ApiError::not_found(format!("no run {run_id:?}")))?;
+        let exposure = state
+            .agents
+            .get(&run.agent)
+            .map(|a| a.exposure)
+            .unwrap_or_default();
+        let recorder = Recorder::new(state.store.clone(), tenant(), exposure);
+        tokio::spawn(sse::replay(recorder, run_id, after, exposure, tx));
+    }
+    Ok(sse::response(rx, state.config.keep_alive))
+}
+
+/// `GET /v1/runs/{run_id}/approvals`: every approval of the run (`?pending=true` for pending only).
+pub async fn list_approvals(
+    State(state): State<Arc<AppState>>,
+    Path(run_id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    if let Some(entry) = state.runs.get(tenant(), &run_id)
+        && !entry.is_finished()
+    {
+        let live: Vec<Value> = entry.pending_approvals().iter().map(approval_json).collect();
+        return Ok(Json(json!({ "approvals": live })));
+    }
+    if state
+        .store
+        .get_run(tenant(), &run_id)
+        .await
+        .map_err(ApiError::store)?
+        .is_none()
+    {
+        return Err(ApiError::not_found(format!("no run {run_id:?}")));
+    }
+    let stored = state
+        .store
+        .list_approvals(tenant(), &run_id, true)
+        .await
+        .map_err(ApiError::store)?;
+    let list: Vec<Value> = stored
+        .into_iter()
+        .map(|a| {
+            let mut v = a.payload;
+            if let Some(o) = v.as_object_mut() {
+                o.insert("pending".into(), json!(a.state == ApprovalState::Pending));
+            }
+            v
+        })
+        .collect();
+    Ok(Json(json!({ "approvals": list })))
+}
+
+/// The body of an approval answer.
+#[derive(Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, rename_all = "snake_case")]
+pub struct DecisionBody {
+    /// `approve`, `deny` or `answer`.
+    pub decision: Decision,
+    /// The reason of a denial.
+    #[serde(default)]
+    pub reason: Option<String>,
+    /// The answer to a question: a choice key or free text.
+    #[serde(default)]
+    pub answer: Option<String>,
+}
+
+/// What the host decides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Decision {
+    /// Approve a permission or plan review.
+    Approve,
+    /// Deny any request.
+    Deny,
+    /// Answer a question.
+    Answer,
+}
+
+/// `POST /v1/runs/{run_id}/approvals/{id}`: answers exactly once (409 duplicate, 410 expired, 422 wrong
+/// kind, 404 unknown).
+pub async fn decide(
+    State(state): State<Arc<AppState>>,
+    Path((run_id, id)): Path<(String, String)>,
+    JsonBody(body): JsonBody<DecisionBody>,
+) -> Result<Json<Value>, ApiError> {
+    let entry = state.runs.get(tenant(), &run_id);
+    let live = entry.as_ref().and_then(|e| e.approval(&id));
+    let Some(req) = live else {
+        // Not live here: answer from the durable record.
+        if state
+            .store
+            .get_run(tenant(), &run_id)
+            .await
+            .map_err(ApiError::store)?
+            .is_none()
+        {
+            return Err(ApiError::not_found(format!("no run {run_id:?}")));
+        }
+        let stored = state
+            .store
+            .list_approvals(tenant(), &run_id, false)
+            .await
+            .map_err(ApiError::store)?;
+        return match stored.into_iter().find(|a| a.request_id == id) {
+            None => Err(ApiError::not_found(format!(
+                "no approval {id:?} on run {run_id:?}"
+            ))),
+            Some(a) if a.state == ApprovalState::Resolved => {
+                Err(ApiError::approval(&crate::runtime::ApprovalError::Resolved))
+            }
+            Some(_) => Err(ApiError::approval(&crate::runtime::ApprovalError::Expired)),
+        };
+    };
+    let question = req.kind == DecisionKind::Question;
+    match body.decision {
+        Decision::Approve if question => {
+            return Err(ApiError::approval(&crate::runtime::ApprovalError::KindMismatch {
+                kind: req.kind,
+                response: "approve",
+            }));
+        }
+        Decision::Answer if !question => {
+            return Err(ApiError::approval(&crate::runtime::ApprovalError::KindMismatch {
+                kind: req.kind,
+                response: "answer",
+            }));
+        }
+        Decision::Answer if body.answer.as_deref().unwrap_or("").is_empty() => {
+            return Err(ApiError::invalid(
+                "answer",
+                "an answer needs a choice key or text",
+            ));
+        }
+        _ => {}
+    }
+    if !req.is_pending() {
+        // Answered or expired in the runtime already: tell which from the durable record.
+        let stored = state
+            .store
+            .list_approvals(tenant(), &run_id, false)
+            .await
+            .map_err(ApiError::store)?;
+        let resolved = stored
+            .iter()
+            .any(|a| a.request_id == id && a.state == ApprovalState::Resolved);
+        return Err(ApiError::approval(&if resolved {
+            crate::runtime::ApprovalError::Resolved
+        } else {
+            crate::runtime::ApprovalError::Expired
+        }));
+    }
+    let decision = serde_json::to_value(&body).unwrap_or(Value::Null);
+    match state
+        .store
+        .resolve_approval(tenant(), &id, decision.clone())
+        .await
+    {
+        Ok(_) => {}
+        Err(StoreError::AlreadyResolved { .. }) => {
+            return Err(ApiError::approval(&crate::runtime::ApprovalError::Resolved));
+        }
+        Err(StoreError::Expired { .. }) => {
+            return Err(ApiError::approval(&crate::runtime::ApprovalError::Expired));
+        }
+        Err(StoreError::NotFound) => {}
+        Err(e) => return Err(ApiError::store(e)),
+    }
+    let answered = match body.decision {
+        Decision::Approve => req.approve(),
+        Decision::Deny => req.deny(body.reason.clone().unwrap_or_else(|| "denied by the host".into())),
+        Decision::Answer => req.answer(body.answer.clone().unwrap_or_default()),
+    };
+    answered.map_err(|e| ApiError::approval(&e))?;
+    Ok(Json(json!({ "id": id, "run_id": run_id, "decision": decision })))
+}
+
+/// The body of a supplemental message.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MessageBody {
+    /// The text.
+    pub text: String,
+    /// The message id (idempotency key); generated when absent.
+    #[serde(default)]
+    pub id: Option<String>,
+    /// `soon` (default), `interrupt` or `after_turn`.
+    #[serde(default)]
+    pub timing: Option<Timing>,
+}
+
+/// `POST /v1/runs/{run_id}/messages`: 202 with the message id on admission.
+pub async fn post_message(
+    State(state): State<Arc<AppState>>,
+    Path(run_id): Path<String>,
+    JsonBody(body): JsonBody<MessageBody>,
+) -> Result<Response, ApiError> {
+    if body.text.trim().is_empty() {
+        return Err(ApiError::invalid("text", "the message is empty"));
+    }
+    let Some(entry) = state.runs.get(tenant(), &run_id) else {
+        return match state
+            .store
+            .get_run(tenant(), &run_id)
+            .await
+            .map_err(ApiError::store)?
+        {
+            Some(_) => Err(ApiError::new(
+                StatusCode::CONFLICT,
+                "run_finished",
+                "the run already finished",
+            )),
+            None => Err(ApiError::not_found(format!("no run {run_id:?}"))),
+        };
+    };
+    let mut opts = MessageOptions::new();
+    if let Some(id) = &body.id {
+        opts = opts.id(id);
+    }
+    if let Some(t) = body.timing {
+        opts = opts.when(t);
+    }
+    let id = entry
+        .stream
+        .send(body.text, opts)
+        .await
+        .map_err(|e| ApiError::message(&e))?;
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(json!({ "message_id": id, "run_id": run_id })),
+    )
+        .into_response())
+}

@@ -1,0 +1,420 @@
+//! The run registry: every execution the service started, its in-memory mirror of the durable event
+//! log, its live approval requests, and the pump that records its events.
+//!
+//! One pump task per run is the runtime stream's only consumer. It records each batch of events into the
+//! durable log through the [`Recorder`] (exposure policy and redaction applied), then appends the same
+//! records to the run's in-memory log and bumps a `watch` counter. SSE subscribers read that log at their
+//! own pace, so a slow subscriber never blocks the run, and since the in-memory log is appended only after
+//! the durable commit, a subscriber that replays from the store and then follows the memory log by
+//! sequence sees no gap and no duplicate. Live approval requests are kept by id so the approval POST can
+//! answer them exactly once.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use futures::{FutureExt, StreamExt};
+use serde_json::{Value, json};
+use tokio::sync::{mpsc, watch};
+use tokio_util::task::TaskTracker;
+
+use super::agents::AgentEntry;
+use super::error::ApiError;
+use crate::recorder::{Recorder, expose};
+use crate::runtime::{ApprovalRequest, CallOptions, Event, FailureReason, Payload, RunOutcome, Stream};
+use crate::store::{Approval, ApprovalState, RunRecord, RunState, ThreadStore};
+
+/// How long a finished run stays in memory (afterwards it is served from the store).
+pub const FINISHED_TTL: Duration = Duration::from_secs(300);
+
+/// One recorded event as subscribers see it.
+#[derive(Debug)]
+pub struct LogItem {
+    /// The run's sequence (the SSE `id:`).
+    pub seq: u64,
+    /// Payload type (the SSE `event:`).
+    pub kind: String,
+    /// The exposed, redacted event JSON, serialized once.
+    pub data: String,
+}
+
+/// A run the service started.
+pub struct RunEntry {
+    /// The run id.
+    pub run_id: String,
+    /// The tenant.
+    pub tenant: String,
+    /// The agent's name.
+    pub agent: String,
+    /// The thread key, if any.
+    pub thread_key: Option<String>,
+    /// The runtime handle.
+    pub stream: Stream,
+    /// When it was created.
+    pub created_at: DateTime<Utc>,
+    log: RwLock<Vec<Arc<LogItem>>>,
+    /// `(items in the log, finished)`.
+    progress: watch::Sender<(usize, bool)>,
+    approvals: Mutex<BTreeMap<String, ApprovalRequest>>,
+}
+
+impl std::fmt::Debug for RunEntry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunEntry")
+            .field("run_id", &self.run_id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RunEntry {
+    /// Subscribes to the log's progress.
+    pub fn watch(&self) -> watch::Receiver<(usize, bool)> {
+        self.progress.subscribe()
+    }
+
+    /// The log items from index `from` on, with `seq > after`.
+    pub fn items_from(&self, from: usize, after: u64) -> Vec<Arc<LogItem>> {
+        let log = self.log.read().unwrap_or_else(|p| p.into_inner());
+        log.get(from..)
+            .unwrap_or_default()
+            .iter()
+            .filter(|i| i.seq > after)
+            .cloned()
+            .collect()
+    }
+
+    /// True once the run's terminal event was recorded.
+    pub fn is_finished(&self) -> bool {
+        self.progress.borrow().1
+    }
+
+    /// A live approval request of this run.
+    pub fn approval(&self, id: &str) -> Option<ApprovalRequest> {
+        self.approvals
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(id)
+            .cloned()
+    }
+
+    /// The live approval requests still pending.
+    pub fn pending_approvals(&self) -> Vec<ApprovalRequest> {
+        self.approvals
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+            .filter(|r| r.is_pending())
+            .cloned()
+            .collect()
+    }
+}
+
+/// Every run of this process, and which thread is busy with which run.
+#[derive(Default)]
+pub struct RunRegistry {
+    runs: Mutex<HashMap<String, Arc<RunEntry>>>,
+    busy: Mutex<HashMap<(String, String, String), String>>,
+    tracker: TaskTracker,
+}
+
+impl std::fmt::Debug for RunRegistry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunRegistry").finish_non_exhaustive()
+    }
+}
+
+/// What to start.
+pub struct StartRun<'a> {
+    /// The agent.
+    pub agent: &'a AgentEntry,
+    /// The tenant.
+    pub tenant: &'a str,
+    /// The thread, or `None` for a stateless run.
+    pub thread_key: Option<String>,
+    /// The prompt.
+    pub prompt: String,
+    /// Call options (approvals arrive as events whatever is set here).
+    pub options: CallOptions,
+    /// A copy of every typed event, for the AG-UI translator.
+    pub tap: Option<mpsc::UnboundedSender<Event>>,
+}
+
+impl RunRegistry {
+    /// The run `run_id` of `tenant`, if it is in memory.
+    pub fn get(&self, tenant: &str, run_id: &str) -> Option<Arc<RunEntry>> {
+        self.runs
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(run_id)
+            .filter(|e| e.tenant == tenant)
+            .cloned()
+    }
+
+    /// The run active on a thread, if any.
+    pub fn active_on(&self, tenant: &str, agent: &str, key: &str) -> Option<Arc<RunEntry>> {
+        let id = self
+            .busy
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&(tenant.to_owned(), agent.to_owned(), key.to_owned()))
+            .cloned()?;
+        self.get(tenant, &id)
+    }
+
+    /// Every run still executing.
+    pub fn live(&self) -> Vec<Arc<RunEntry>> {
+        self.runs
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+            .filter(|e| !e.is_finished())
+            .cloned()
+            .collect()
+    }
+
+    /// Waits until every pump finished, at most `deadline`; true when they all did.
+    pub async fn drain(&self, deadline: Duration) -> bool {
+        self.tracker.close();
+        tokio::time::timeout(deadline, self.tracker.wait()).await.is_ok()
+    }
+
+    /// Starts a run: refuses a busy thread with 409 `thread_busy`, a refused send with 422, records the run
+    /// and spawns its pump.
+    pub async fn start(
+        self: &Arc<Self>,
+        store: &Arc<dyn ThreadStore>,
+        owner: &str,
+        req: StartRun<'_>,
+    ) -> Result<Arc<RunEntry>, ApiError> {
+        let busy_key = req
+            .thread_key
+            .as_ref()
+            .map(|k| (req.tenant.to_owned(), req.agent.name.clone(), k.clone()));
+        if let Some(key) = &busy_key {
+            let mut busy = self.busy.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(other) = busy.get(key) {
+                return Err(ApiError::new(
+                    axum::http::StatusCode::CONFLICT,
+                    "thread_busy",
+                    format!("run {other} is active on this thread"),
+                ));
+            }
+            busy.insert(key.clone(), String::new());
+        }
+        let release = |this: &Self| {
+            if let Some(key) = &busy_key {
+                this.busy.lock().unwrap_or_else(|p| p.into_inner()).remove(key);
+            }
+        };
+        let mut options = req.options.approvals_as_events();
+        if !req.tenant.is_empty() {
+            options = options.identity(crate::driver::Identity {
+                tenant: req.tenant.to_owned(),
+                ..Default::default()
+            });
+        }
+        let stream = match &req.thread_key {
+            Some(k) => req.agent.agent.thread(k).send(&req.prompt, options),
+            None => req.agent.agent.send(&req.prompt, options),
+        };
+        if stream.run_id().is_empty() {
+            release(self);
+            let err = stream.result().await.err().map(|e| e.info());
+            let (code, message) = err
+                .map(|i| (i.code, i.message))
+                .unwrap_or_else(|| ("refused".into(), "the run was refused".into()));
+            let mut api = ApiError::invalid("options", message);
+            api.code = "run_refused";
+            api.message = format!("{code}: {}", api.message);
+            return Err(api);
+        }
+        let now = Utc::now();
+        let entry = Arc::new(RunEntry {
+            run_id: stream.run_id().to_owned(),
+            tenant: req.tenant.to_owned(),
+            agent: req.agent.name.clone(),
+            thread_key: req.thread_key.clone(),
+            stream: stream.clone(),
+            created_at: now,
+            log: RwLock::new(Vec::new()),
+            progress: watch::Sender::new((0, false)),
+            approvals: Mutex::new(BTreeMap::new()),
+        });
+        if let Some(key) = &busy_key {
+            self.busy
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(key.clone(), entry.run_id.clone());
+        }
+        self.runs
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(entry.run_id.clone(), entry.clone());
+        let record = RunRecord {
+            run_id: entry.run_id.clone(),
+            tenant: entry.tenant.clone(),
+            agent: entry.agent.clone(),
+            thread_key: entry.thread_key.clone(),
+            state: RunState::Running,
+            owner: owner.to_owned(),
+            result: None,
+            error: None,
+            created_at: now,
+            updated_at: now,
+        };
+        if let Err(e) = store.put_run(&record).await {
+            tracing::warn!(run_id = %entry.run_id, error = %e, "could not record the run");
+        }
+        let recorder = Recorder::new(store.clone(), entry.tenant.clone(), req.agent.exposure);
+        let pump = Pump {
+            registry: self.clone(),
+            entry: entry.clone(),
+            recorder,
+            store: store.clone(),
+            tap: req.tap,
+            busy_key,
+        };
+        self.tracker.spawn(pump.run());
+        Ok(entry)
+    }
+}
+
+struct Pump {
+    registry: Arc<RunRegistry>,
+    entry: Arc<RunEntry>,
+    recorder: Recorder,
+    store: Arc<dyn ThreadStore>,
+    tap: Option<mpsc::UnboundedSender<Event>>,
+    busy_key: Option<(String, String, String)>,
+}
+
+/// The store state and JSON of a finished run's outcome.
+pub fn outcome_state(outcome: &RunOutcome) -> (RunState, Option<Value>, Option<Value>) {
+    match outcome {
+        Ok(r) => (
+            RunState::Succeeded,
+            Some(json!({ "text": r.text, "turns": r.turns, "summary": r.summary })),
+            None,
+        ),
+        Err(e) => {
+            let state = if e.reason() == Some(FailureReason::Cancelled) {
+                RunState::Cancelled
+            } else {
+                RunState::Failed
+            };
+            (state, None, serde_json::to_value(e.info()).ok())
+        }
+    }
+}
+
+impl Pump {
+    async fn run(self) {
+        let entry = &self.entry;
+        let mut events = entry.stream.events();
+        let policy = *self.recorder.policy();
+        while let Some(first) = events.next().await {
+            let mut batch = vec![first];
+            while batch.len() < 256 {
+                match events.next().now_or_never() {
+                    Some(Some(e)) => batch.push(e),
+                    _ => break,
+                }
+            }
+            for e in &batch {
+                if let Payload::ApprovalRequest(req) = &e.payload {
+                    self.park_approval(req).await;
+                }
+            }
+            if let Err(e) = self.recorder.record(&batch).await {
+                tracing::warn!(run_id = %entry.run_id, error = %e, "recording failed; events kept in memory");
+            }
+            let items: Vec<Arc<LogItem>> = batch
+                .iter()
+                .map(|e| {
+                    Arc::new(LogItem {
+                        seq: e.meta.sequence,
+                        kind: e.payload.type_name().to_owned(),
+                        data: expose(e, &policy).to_string(),
+                    })
+                })
+                .collect();
+            let len = {
+                let mut log = entry.log.write().unwrap_or_else(|p| p.into_inner());
+                log.extend(items);
+                log.len()
+            };
+            entry.progress.send_modify(|p| p.0 = len);
+            if let Some(tap) = &self.tap {
+                for e in batch {
+                    let _ = tap.send(e);
+                }
+            }
+        }
+        let outcome = entry.stream.result().await;
+        let (state, result, error) = outcome_state(&outcome);
+        if let Err(e) = self
+            .store
+            .update_run_state(&entry.run_id, state, result, error)
+            .await
+        {
+            tracing::warn!(run_id = %entry.run_id, error = %e, "could not record the run's end");
+        }
+        if let Some(key) = &self.busy_key {
+            let mut busy = self.registry.busy.lock().unwrap_or_else(|p| p.into_inner());
+            if busy.get(key) == Some(&entry.run_id) {
+                busy.remove(key);
+            }
+        }
+        entry.progress.send_modify(|p| p.1 = true);
+        drop(self.tap);
+        let registry = self.registry.clone();
+        let id = entry.run_id.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(FINISHED_TTL).await;
+            registry
+                .runs
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .remove(&id);
+        });
+    }
+
+    async fn park_approval(&self, req: &ApprovalRequest) {
+        let entry = &self.entry;
+        entry
+            .approvals
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(req.id.clone(), req.clone());
+        let approval = Approval {
+            tenant: entry.tenant.clone(),
+            run_id: entry.run_id.clone(),
+            request_id: req.id.clone(),
+            kind: req.kind.as_str().to_owned(),
+            payload: approval_json(req),
+            state: ApprovalState::Pending,
+            decision: None,
+            created_at: req.created_at,
+            deadline: req
+                .deadline
+                .unwrap_or_else(|| Utc::now() + chrono::Duration::days(1)),
+        };
+        if let Err(e) = self.store.create_approval(&approval).await {
+            tracing::warn!(run_id = %entry.run_id, error = %e, "could not record the approval");
+        }
+    }
+}
+
+/// The public JSON of an approval request.
+pub fn approval_json(req: &ApprovalRequest) -> Value {
+    let mut details = Value::Object(req.details.clone());
+    crate::recorder::redact::redact(&mut details);
+    json!({
+        "id": req.id, "run_id": req.run_id, "kind": req.kind.as_str(), "title": req.title,
+        "source": req.source, "tool_call_id": req.tool_call_id, "choices": req.choices,
+        "details": details,
+        "created_at": req.created_at, "deadline": req.deadline, "attempt": req.attempt,
+        "pending": req.is_pending(),
+    })
+}

@@ -1,0 +1,241 @@
+//! `POST /v1/agents/{agent}/agui`: RunAgentInput in, AG-UI events out.
+
+use std::time::Duration;
+
+use agent_adaptor::agui::thread_key;
+use agent_adaptor::server::ServerConfig;
+use agent_adaptor::store::{Page, RunState};
+use serde_json::{Value, json};
+
+use super::{all_frames, client, error_code, eventually, read_frames, start, start_with};
+
+fn input(thread: &str, run: &str, text: &str) -> Value {
+    json!({
+        "threadId": thread, "runId": run, "protocolVersion": "1.0", "state": {},
+        "messages": [{"id": format!("u-{run}"), "role": "user", "content": text}],
+        "tools": [], "context": [], "forwardedProps": {}
+    })
+}
+
+fn types(frames: &[super::Frame]) -> Vec<String> {
+    frames
+        .iter()
+        .map(|f| f.json()["type"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn agui_streams_run_started_first_and_exactly_one_terminal() {
+    let server = start().await;
+    let resp = client()
+        .post(format!("{}/v1/agents/reference/agui", server.url()))
+        .header("accept", "text/event-stream")
+        .json(&input("t-hello", "r-1", "hello agui"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    let h = resp.headers();
+    assert!(
+        h["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/event-stream")
+    );
+    assert_eq!(h["cache-control"], "no-cache");
+    assert_eq!(h["x-accel-buffering"], "no");
+    assert!(h.get("content-encoding").is_none());
+    let frames = all_frames(resp).await;
+    let t = types(&frames);
+    assert_eq!(t.first().map(String::as_str), Some("RUN_STARTED"), "{t:?}");
+    let first = frames[0].json();
+    assert_eq!(first["threadId"], "t-hello");
+    assert_eq!(first["runId"], "r-1");
+    assert_eq!(t.last().map(String::as_str), Some("RUN_FINISHED"), "{t:?}");
+    assert_eq!(
+        t.iter()
+            .filter(|x| *x == "RUN_FINISHED" || *x == "RUN_ERROR")
+            .count(),
+        1
+    );
+    let text: String = frames
+        .iter()
+        .map(|f| f.json())
+        .filter(|e| e["type"] == "TEXT_MESSAGE_CONTENT")
+        .map(|e| e["delta"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(text.contains("Reference reply: hello agui"), "{text:?}");
+    assert!(t.contains(&"REASONING_MESSAGE_START".to_owned()));
+    assert!(t.contains(&"TOOL_CALL_RESULT".to_owned()));
+    // Every frame is `data:` only (no `event:` line confuses the client) and LF-framed.
+    assert!(frames.iter().all(|f| f.event.is_none()));
+    // The run was recorded under the AG-UI thread key.
+    let runs = server
+        .state()
+        .store
+        .list_runs("default", Some(&thread_key("t-hello")), &Page::first(10))
+        .await
+        .unwrap();
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0].state, RunState::Succeeded);
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn the_default_route_serves_the_first_agent_and_failures_are_typed() {
+    let server = start().await;
+    let c = client();
+    let ok = c
+        .post(format!("{}/v1/agui", server.url()))
+        .json(&input("t-default", "r-d", "hi"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ok.status(), 200);
+    assert_eq!(types(&all_frames(ok).await).last().unwrap(), "RUN_FINISHED");
+
+    let unknown = c
+        .post(format!("{}/v1/agents/nope/agui", server.url()))
+        .json(&input("t", "r", "hi"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(error_code(unknown).await.1, "not_found");
+
+    let bad_json = c
+        .post(format!("{}/v1/agents/reference/agui", server.url()))
+        .header("content-type", "application/json")
+        .body("{not json")
+        .send()
+        .await
+        .unwrap();
+    let (status, code, _) = error_code(bad_json).await;
+    assert_eq!((status, code.as_str()), (400, "invalid_json"));
+
+    let no_prompt = c
+        .post(format!("{}/v1/agents/reference/agui", server.url()))
+        .json(&json!({"threadId": "t", "runId": "r", "messages": []}))
+        .send()
+        .await
+        .unwrap();
+    let (status, code, body) = error_code(no_prompt).await;
+    assert_eq!((status, code.as_str()), (422, "invalid_request"));
+    assert_eq!(body["error"]["field"], "messages");
+
+    // A failing run ends with RUN_ERROR carrying the failure reason as code.
+    let failed = c
+        .post(format!("{}/v1/agents/reference/agui", server.url()))
+        .json(&input("t-fail", "r-f", "please fail"))
+        .send()
+        .await
+        .unwrap();
+    let frames = all_frames(failed).await;
+    let last = frames.last().unwrap().json();
+    assert_eq!(last["type"], "RUN_ERROR");
+    assert_eq!(last["code"], "agent_error");
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_client_abort_cancels_the_agui_run() {
+    let mut config = ServerConfig::for_tests();
+    config.reference_chunk_delay = Duration::from_millis(50);
+    let server = start_with(config).await;
+    let resp = client()
+        .post(format!("{}/v1/agents/reference/agui", server.url()))
+        .json(&input(
+            "t-abort",
+            "r-a",
+            "a slow answer with many many words to stream one by one",
+        ))
+        .send()
+        .await
+        .unwrap();
+    let seen = read_frames(resp, |f| f.json()["type"] != "TEXT_MESSAGE_CONTENT").await;
+    assert_eq!(seen.last().unwrap().json()["type"], "TEXT_MESSAGE_CONTENT");
+    // The response was dropped: the run is cancelled, not finished.
+    let store = server.state().store.clone();
+    let state = eventually(|| {
+        let store = store.clone();
+        async move {
+            let runs = store
+                .list_runs("default", Some(&thread_key("t-abort")), &Page::first(10))
+                .await
+                .unwrap();
+            runs.first().map(|r| r.state).filter(|s| *s != RunState::Running)
+        }
+    })
+    .await;
+    assert_eq!(state, RunState::Cancelled);
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_second_run_on_a_busy_thread_is_refused_with_409() {
+    let mut config = ServerConfig::for_tests();
+    config.reference_chunk_delay = Duration::from_millis(40);
+    let server = start_with(config).await;
+    let c = client();
+    let first = c
+        .post(format!("{}/v1/agents/reference/agui", server.url()))
+        .json(&input("t-busy", "r-1", "a slow answer with many words to stream"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(first.status(), 200);
+    let second = c
+        .post(format!("{}/v1/agents/reference/agui", server.url()))
+        .json(&input("t-busy", "r-2", "me too"))
+        .send()
+        .await
+        .unwrap();
+    let (status, code, _) = error_code(second).await;
+    assert_eq!((status, code.as_str()), (409, "thread_busy"));
+    // Another thread is not affected.
+    let other = c
+        .post(format!("{}/v1/agents/reference/agui", server.url()))
+        .json(&input("t-other", "r-3", "hi"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(other.status(), 200);
+    assert_eq!(types(&all_frames(first).await).last().unwrap(), "RUN_FINISHED");
+    assert_eq!(types(&all_frames(other).await).last().unwrap(), "RUN_FINISHED");
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn cors_preflight_is_answered_for_configured_origins() {
+    let mut config = ServerConfig::for_tests();
+    config.cors_origins = vec!["http://localhost:3000".into()];
+    let server = start_with(config).await;
+    let c = client();
+    let pre = c
+        .request(
+            reqwest::Method::OPTIONS,
+            format!("{}/v1/agents/reference/agui", server.url()),
+        )
+        .header("origin", "http://localhost:3000")
+        .header("access-control-request-method", "POST")
+        .header("access-control-request-headers", "content-type")
+        .send()
+        .await
+        .unwrap();
+    assert!(pre.status().is_success());
+    assert_eq!(
+        pre.headers()["access-control-allow-origin"],
+        "http://localhost:3000"
+    );
+    let foreign = c
+        .request(
+            reqwest::Method::OPTIONS,
+            format!("{}/v1/agents/reference/agui", server.url()),
+        )
+        .header("origin", "http://evil.example")
+        .header("access-control-request-method", "POST")
+        .send()
+        .await
+        .unwrap();
+    assert!(foreign.headers().get("access-control-allow-origin").is_none());
+    server.shutdown().await.unwrap();
+}

@@ -1,0 +1,140 @@
+//! The HTTP/SSE/AG-UI service, in process on port 0 with the reference driver: AG-UI streams, runs and
+//! their SSE replay, approvals, messages, errors, shutdown, and the `serve` command line.
+
+mod agui;
+mod approvals;
+mod cli;
+mod runs;
+
+use std::time::Duration;
+
+use agent_adaptor::server::{RunningServer, Server, ServerConfig};
+use futures::StreamExt;
+use serde_json::Value;
+
+/// Starts a test server (memory store, reference agent only).
+pub async fn start() -> RunningServer {
+    start_with(ServerConfig::for_tests()).await
+}
+
+/// Starts a server with `config`.
+pub async fn start_with(config: ServerConfig) -> RunningServer {
+    Server::start(config).await.expect("the server starts")
+}
+
+/// A client without proxies (all traffic stays on 127.0.0.1).
+pub fn client() -> reqwest::Client {
+    reqwest::Client::builder().no_proxy().build().unwrap()
+}
+
+/// One SSE frame.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Frame {
+    /// `id:`.
+    pub id: Option<String>,
+    /// `event:`.
+    pub event: Option<String>,
+    /// `data:` lines joined by `\n`.
+    pub data: String,
+    /// True for a comment-only frame.
+    pub comment: bool,
+}
+
+impl Frame {
+    /// The data as JSON.
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.data)
+            .unwrap_or_else(|e| panic!("frame data is JSON ({e}): {:?}", self.data))
+    }
+
+    /// The id as a sequence.
+    pub fn seq(&self) -> u64 {
+        self.id.as_deref().expect("an id").parse().expect("a numeric id")
+    }
+}
+
+fn parse_frame(raw: &str) -> Frame {
+    assert!(!raw.contains('\r'), "LF framing only: {raw:?}");
+    let mut f = Frame::default();
+    let mut data = Vec::new();
+    let mut any_field = false;
+    for line in raw.split('\n') {
+        if line.starts_with(':') {
+            continue;
+        }
+        any_field = true;
+        let (name, value) = line.split_once(':').unwrap_or((line, ""));
+        let value = value.strip_prefix(' ').unwrap_or(value);
+        match name {
+            "id" => f.id = Some(value.to_owned()),
+            "event" => f.event = Some(value.to_owned()),
+            "data" => data.push(value.to_owned()),
+            _ => {}
+        }
+    }
+    f.comment = !any_field;
+    f.data = data.join("\n");
+    f
+}
+
+/// Reads SSE frames from a response, handing each non-comment frame to `each`; stops when `each` returns
+/// false or the body ends. Returns the frames seen.
+pub async fn read_frames(resp: reqwest::Response, mut each: impl FnMut(&Frame) -> bool) -> Vec<Frame> {
+    let mut body = resp.bytes_stream();
+    let mut buf = String::new();
+    let mut out = Vec::new();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let chunk = tokio::time::timeout_at(deadline, body.next())
+            .await
+            .expect("the SSE stream makes progress within 30 s");
+        let Some(chunk) = chunk else { break };
+        buf.push_str(std::str::from_utf8(&chunk.expect("body chunk")).expect("UTF-8"));
+        while let Some(end) = buf.find("\n\n") {
+            let raw: String = buf.drain(..end + 2).collect();
+            let f = parse_frame(raw.trim_end_matches('\n'));
+            if f.comment {
+                continue;
+            }
+            let go_on = each(&f);
+            out.push(f);
+            if !go_on {
+                return out;
+            }
+        }
+    }
+    assert!(buf.trim().is_empty(), "no partial frame at the end: {buf:?}");
+    out
+}
+
+/// Reads every frame until the body ends.
+pub async fn all_frames(resp: reqwest::Response) -> Vec<Frame> {
+    read_frames(resp, |_| true).await
+}
+
+/// The JSON error body's code.
+pub async fn error_code(resp: reqwest::Response) -> (u16, String, Value) {
+    let status = resp.status().as_u16();
+    let body: Value = resp.json().await.expect("a JSON error body");
+    let code = body["error"]["code"].as_str().expect("error.code").to_owned();
+    (status, code, body)
+}
+
+/// Polls `f` until it returns `Some`, at most 10 s.
+pub async fn eventually<T, F, Fut>(mut f: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        if let Some(v) = f().await {
+            return v;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "condition not met within 10 s"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}

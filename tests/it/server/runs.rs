@@ -1,0 +1,402 @@
+//! Runs over REST and their events over SSE: start, state, replay without gap or duplicate, cancel,
+//! disconnects, messages, typed errors, graceful shutdown.
+
+use std::time::Duration;
+
+use agent_adaptor::server::ServerConfig;
+use serde_json::{Value, json};
+
+use super::{Frame, all_frames, client, error_code, eventually, read_frames, start, start_with};
+
+async fn start_run(base: &str, path: &str, body: Value) -> Value {
+    let resp = client()
+        .post(format!("{base}{path}"))
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 201, "{:?}", resp.text().await);
+    resp.json().await.unwrap()
+}
+
+async fn events(
+    base: &str,
+    run_id: &str,
+    after: Option<&str>,
+    last_event_id: Option<&str>,
+) -> reqwest::Response {
+    let mut url = format!("{base}/v1/runs/{run_id}/events");
+    if let Some(a) = after {
+        url.push_str(&format!("?after={a}"));
+    }
+    let mut req = client().get(url);
+    if let Some(id) = last_event_id {
+        req = req.header("last-event-id", id);
+    }
+    let resp = req.send().await.unwrap();
+    assert_eq!(resp.status(), 200);
+    resp
+}
+
+fn seqs(frames: &[Frame]) -> Vec<u64> {
+    frames.iter().map(Frame::seq).collect()
+}
+
+async fn finished_state(base: &str, run_id: &str) -> Value {
+    eventually(|| async move {
+        let v: Value = client()
+            .get(format!("{base}/v1/runs/{run_id}"))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        (v["state"] != "running" && v["state"] != "parked").then_some(v)
+    })
+    .await
+}
+
+#[tokio::test]
+async fn a_stateless_run_streams_its_events_with_sequence_ids_and_reports_its_result() {
+    let server = start().await;
+    let base = server.url();
+    let run = start_run(
+        &base,
+        "/v1/agents/reference/runs",
+        json!({"prompt": "hello rest"}),
+    )
+    .await;
+    let run_id = run["run_id"].as_str().unwrap().to_owned();
+    assert!(matches!(run["state"].as_str(), Some("running" | "succeeded")));
+    let resp = events(&base, &run_id, None, None).await;
+    assert_eq!(resp.headers()["cache-control"], "no-cache");
+    assert_eq!(resp.headers()["x-accel-buffering"], "no");
+    let frames = all_frames(resp).await;
+    let s = seqs(&frames);
+    assert!(s.windows(2).all(|w| w[0] < w[1]), "{s:?}");
+    assert_eq!(frames.first().unwrap().event.as_deref(), Some("run_started"));
+    assert_eq!(frames.last().unwrap().event.as_deref(), Some("done"));
+    for f in &frames {
+        assert_eq!(f.json()["type"].as_str(), f.event.as_deref());
+        assert_eq!(f.json()["meta"]["sequence"].as_u64(), Some(f.seq()));
+    }
+    let state = finished_state(&base, &run_id).await;
+    assert_eq!(state["state"], "succeeded");
+    assert_eq!(state["result"]["text"], "Reference reply: hello rest");
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn replay_after_reconnect_has_no_gap_and_no_duplicate() {
+    let mut config = ServerConfig::for_tests();
+    config.reference_chunk_delay = Duration::from_millis(15);
+    let server = start_with(config).await;
+    let base = server.url();
+    let run = start_run(
+        &base,
+        "/v1/agents/reference/threads/replay-1/runs",
+        json!({"prompt": "stream a fairly long answer so that the subscriber can reconnect midway through it"}),
+    )
+    .await;
+    let run_id = run["run_id"].as_str().unwrap().to_owned();
+    // Read six events, then drop the connection (mid-run).
+    let mut n = 0;
+    let head = read_frames(events(&base, &run_id, None, None).await, |_| {
+        n += 1;
+        n < 6
+    })
+    .await;
+    assert_eq!(head.len(), 6);
+    let last = head.last().unwrap().seq().to_string();
+    // Reconnect with Last-Event-ID: the rest, live.
+    let tail = all_frames(events(&base, &run_id, None, Some(&last)).await).await;
+    let mut joined = seqs(&head);
+    joined.extend(seqs(&tail));
+    // The full log, replayed afterwards, is exactly the concatenation.
+    let full = all_frames(events(&base, &run_id, None, None).await).await;
+    assert_eq!(joined, seqs(&full));
+    assert_eq!(full.last().unwrap().event.as_deref(), Some("done"));
+    // ?after= replays the suffix; the header wins over the query.
+    let after = all_frames(events(&base, &run_id, Some(&last), None).await).await;
+    assert_eq!(seqs(&after), seqs(&tail));
+    let both = all_frames(events(&base, &run_id, Some("0"), Some(&last)).await).await;
+    assert_eq!(seqs(&both), seqs(&tail));
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn finished_runs_replay_from_the_durable_log_after_eviction_from_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = ServerConfig::for_tests();
+    config.store_url = format!("sqlite://{}", dir.path().join("s.db").display());
+    let server = start_with(config.clone()).await;
+    let base = server.url();
+    let run = start_run(
+        &base,
+        "/v1/agents/reference/runs",
+        json!({"prompt": "persist me"}),
+    )
+    .await;
+    let run_id = run["run_id"].as_str().unwrap().to_owned();
+    let live = all_frames(events(&base, &run_id, None, None).await).await;
+    finished_state(&base, &run_id).await;
+    server.shutdown().await.unwrap();
+    // A new process on the same store: the run is only in the durable log now.
+    config.owner = "replica-2".into();
+    let again = start_with(config).await;
+    let base = again.url();
+    let replayed = all_frames(events(&base, &run_id, None, None).await).await;
+    assert_eq!(seqs(&replayed), seqs(&live));
+    assert_eq!(
+        replayed.last().unwrap().json()["result"]["text"],
+        "Reference reply: persist me"
+    );
+    let from3 = all_frames(events(&base, &run_id, Some("3"), None).await).await;
+    assert_eq!(
+        seqs(&from3),
+        seqs(&live).into_iter().filter(|s| *s > 3).collect::<Vec<_>>()
+    );
+    let state: Value = client()
+        .get(format!("{base}/v1/runs/{run_id}"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(state["state"], "succeeded");
+    again.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_dropped_connection_never_cancels_a_rest_run_but_cancel_does() {
+    let mut config = ServerConfig::for_tests();
+    config.reference_chunk_delay = Duration::from_millis(20);
+    let server = start_with(config).await;
+    let base = server.url();
+    let c = client();
+    let run = start_run(
+        &base,
+        "/v1/agents/reference/runs",
+        json!({"prompt": "keep going after I hang up"}),
+    )
+    .await;
+    let run_id = run["run_id"].as_str().unwrap().to_owned();
+    let head = read_frames(events(&base, &run_id, None, None).await, |_| false).await;
+    assert_eq!(head.len(), 1);
+    assert_eq!(finished_state(&base, &run_id).await["state"], "succeeded");
+    // Cancelling a finished run is a typed conflict.
+    let again = c
+        .post(format!("{base}/v1/runs/{run_id}/cancel"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(error_code(again).await.1, "run_finished");
+
+    let slow = start_run(
+        &base,
+        "/v1/agents/reference/runs",
+        json!({"prompt": "a slow answer with many many words to be cancelled midway"}),
+    )
+    .await;
+    let slow_id = slow["run_id"].as_str().unwrap().to_owned();
+    let cancel = c
+        .post(format!("{base}/v1/runs/{slow_id}/cancel"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(cancel.status(), 202);
+    let end = finished_state(&base, &slow_id).await;
+    assert_eq!(end["state"], "cancelled");
+    assert_eq!(end["error"]["reason"], "cancelled");
+    let frames = all_frames(events(&base, &slow_id, None, None).await).await;
+    assert_eq!(frames.last().unwrap().event.as_deref(), Some("done"));
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn supplemental_messages_are_admitted_with_202_and_refused_when_finished() {
+    let mut config = ServerConfig::for_tests();
+    config.reference_chunk_delay = Duration::from_millis(30);
+    let server = start_with(config).await;
+    let base = server.url();
+    let c = client();
+    let run = start_run(
+        &base,
+        "/v1/agents/reference/runs",
+        json!({"prompt": "a slow answer with words"}),
+    )
+    .await;
+    let run_id = run["run_id"].as_str().unwrap().to_owned();
+    let resp = c
+        .post(format!("{base}/v1/runs/{run_id}/messages"))
+        .json(&json!({"text": "also mention tests", "id": "msg-1"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 202);
+    let body: Value = resp.json().await.unwrap();
+    assert_eq!(body["message_id"], "msg-1");
+    let empty = c
+        .post(format!("{base}/v1/runs/{run_id}/messages"))
+        .json(&json!({"text": " "}))
+        .send()
+        .await
+        .unwrap();
+    let (status, code, body) = error_code(empty).await;
+    assert_eq!((status, code.as_str()), (422, "invalid_request"));
+    assert_eq!(body["error"]["field"], "text");
+    let frames = all_frames(events(&base, &run_id, None, None).await).await;
+    assert!(
+        frames
+            .iter()
+            .any(|f| f.event.as_deref() == Some("message_update")),
+        "the message's delivery is reported"
+    );
+    finished_state(&base, &run_id).await;
+    let late = c
+        .post(format!("{base}/v1/runs/{run_id}/messages"))
+        .json(&json!({"text": "too late"}))
+        .send()
+        .await
+        .unwrap();
+    let (status, code, _) = error_code(late).await;
+    assert_eq!((status, code.as_str()), (409, "run_finished"));
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn every_route_answers_unknown_ids_and_bad_bodies_with_the_json_error_shape() {
+    let mut config = ServerConfig::for_tests();
+    config.body_limit = 4096;
+    let server = start_with(config).await;
+    let base = server.url();
+    let c = client();
+    for (method, path) in [
+        ("GET", "/v1/runs/run-nope"),
+        ("GET", "/v1/runs/run-nope/events"),
+        ("POST", "/v1/runs/run-nope/cancel"),
+        ("GET", "/v1/runs/run-nope/approvals"),
+        ("GET", "/v1/agents/nope"),
+        ("GET", "/v1/no/such/route"),
+    ] {
+        let resp = c
+            .request(method.parse().unwrap(), format!("{base}{path}"))
+            .send()
+            .await
+            .unwrap();
+        let (status, code, _) = error_code(resp).await;
+        assert_eq!((status, code.as_str()), (404, "not_found"), "{method} {path}");
+    }
+    for (path, body) in [
+        ("/v1/runs/run-nope/messages", json!({"text": "x"})),
+        ("/v1/runs/run-nope/approvals/a1", json!({"decision": "approve"})),
+        ("/v1/agents/nope/runs", json!({"prompt": "x"})),
+    ] {
+        let resp = c.post(format!("{base}{path}")).json(&body).send().await.unwrap();
+        let (status, code, _) = error_code(resp).await;
+        assert_eq!((status, code.as_str()), (404, "not_found"), "{path}");
+    }
+    let unknown_field = c
+        .post(format!("{base}/v1/agents/reference/runs"))
+        .json(&json!({"prompt": "x", "modle": "typo"}))
+        .send()
+        .await
+        .unwrap();
+    let (status, code, body) = error_code(unknown_field).await;
+    assert_eq!((status, code.as_str()), (400, "invalid_json"));
+    assert_eq!(body["error"]["field"], "modle");
+    let missing = c
+        .post(format!("{base}/v1/agents/reference/runs"))
+        .json(&json!({"model": "m"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(error_code(missing).await.2["error"]["field"], "prompt");
+    let empty = c
+        .post(format!("{base}/v1/agents/reference/runs"))
+        .json(&json!({"prompt": ""}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(error_code(empty).await.0, 422);
+    let not_json = c
+        .post(format!("{base}/v1/agents/reference/runs"))
+        .header("content-type", "text/plain")
+        .body("prompt")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(error_code(not_json).await.1, "unsupported_media_type");
+    let huge = c
+        .post(format!("{base}/v1/agents/reference/runs"))
+        .json(&json!({"prompt": "x".repeat(10_000)}))
+        .send()
+        .await
+        .unwrap();
+    let (status, code, _) = error_code(huge).await;
+    assert_eq!((status, code.as_str()), (413, "body_too_large"));
+    let run = start_run(&base, "/v1/agents/reference/runs", json!({"prompt": "hi"})).await;
+    let bad_cursor = c
+        .get(format!(
+            "{base}/v1/runs/{}/events?after=abc",
+            run["run_id"].as_str().unwrap()
+        ))
+        .send()
+        .await
+        .unwrap();
+    let (status, _, body) = error_code(bad_cursor).await;
+    assert_eq!(status, 422);
+    assert_eq!(body["error"]["field"], "after");
+    let health = c.get(format!("{base}/healthz")).send().await.unwrap();
+    assert_eq!(health.status(), 200);
+    let ready: Value = c
+        .get(format!("{base}/readyz"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(ready["status"], "ready");
+    let agents: Value = c
+        .get(format!("{base}/v1/agents"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(agents["default"], "reference");
+    assert_eq!(agents["agents"][0]["provider"], "reference");
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn graceful_shutdown_ends_open_streams_and_cancels_runs() {
+    let mut config = ServerConfig::for_tests();
+    config.reference_chunk_delay = Duration::from_millis(200);
+    let server = start_with(config).await;
+    let base = server.url();
+    let run = start_run(
+        &base,
+        "/v1/agents/reference/runs",
+        json!({"prompt": "a very slow answer with many words"}),
+    )
+    .await;
+    let run_id = run["run_id"].as_str().unwrap().to_owned();
+    let resp = events(&base, &run_id, None, None).await;
+    let reader = tokio::spawn(all_frames(resp));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let store = server.state().store.clone();
+    server.shutdown().await.expect("a clean shutdown");
+    let frames = reader.await.unwrap();
+    let last = frames.last().unwrap();
+    assert!(
+        matches!(last.event.as_deref(), Some("done" | "shutdown")),
+        "the stream ends with a terminal frame: {last:?}"
+    );
+    let rec = store.get_run("default", &run_id).await.unwrap().unwrap();
+    assert_eq!(rec.state, agent_adaptor::store::RunState::Cancelled);
+}
