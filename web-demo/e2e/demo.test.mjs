@@ -1,7 +1,9 @@
 // The web demo end to end in headless Debian chromium: a CopilotKit (v2) chat through the real
 // CopilotKit runtime to agent-adaptor's AG-UI route (built-in `reference` agent). Streamed text, an
-// approved permission with its tool result, an answered question, a stopped run, and a reload that
-// resumes the thread. Any console error, page error or request off loopback fails the test.
+// approved permission with its tool result, a stopped run, and a reload that resumes the thread.
+// (Questions: the AG-UI route runs with the default policy, which auto-denies them, so the question UI
+// is not exercised until the service asks them over AG-UI.) Any console error, page error or request
+// off loopback fails the test.
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 
@@ -90,20 +92,6 @@ describe("web demo in chromium (reference agent)", () => {
     await waitIdle();
     assert.match(await assistantText(), /approved/);
     await shot(page, "04-approved");
-    assertNoProblems();
-  });
-
-  it("answers a question by picking one of its choices", async () => {
-    await send("a question about colours");
-    const card = chat().getByTestId("question").last();
-    await card.getByTestId("choice-green").waitFor();
-    assert.match(await card.innerText(), /Which colour should the button be\?/);
-    await shot(page, "05-question");
-    await card.getByTestId("choice-green").click();
-    await page.waitForFunction(() => document.body.innerText.includes("Reference reply: a question about colours"));
-    await waitIdle();
-    assert.match(await assistantText(), /answer: green/);
-    await shot(page, "06-answered");
     assertNoProblems();
   });
 

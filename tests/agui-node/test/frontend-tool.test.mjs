@@ -1,6 +1,6 @@
 // Frontend tool round trip: the client runs a tool of its own and sends the result as a `tool`
 // message; the next run on the same thread continues from that result (no fabricated
-// TOOL_CALL_RESULT from the service).
+// TOOL_CALL_RESULT from the service). (The content avoids the words the reference agent reacts to.)
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { after, before, describe, it } from "node:test";
@@ -37,14 +37,14 @@ for (const client of CLIENTS) {
         role: "assistant",
         toolCalls: [{ id: callId, type: "function", function: { name: "confirmAction", arguments: '{"action":"deploy"}' } }],
       });
-      agent.addMessage({ id: `t-${randomUUID()}`, role: "tool", toolCallId: callId, content: '{"approved":true}' });
+      agent.addMessage({ id: `t-${randomUUID()}`, role: "tool", toolCallId: callId, content: '{"confirmed":"yes"}' });
       const second = await run(agent, { tools: [confirmAction] });
       assertClean(second);
       assert.ok(
         !second.events.some((e) => e.type === "TOOL_CALL_RESULT" && e.toolCallId === callId),
         "the service must not fabricate a result for the frontend tool",
       );
-      assert.match(text(second), new RegExp(`${callId}.*approved`));
+      assert.match(text(second), new RegExp(`${callId}.*confirmed`));
     });
   });
 }
