@@ -1,0 +1,183 @@
+//! The Codex driver's overhead over driving `codex app-server` directly, with the same mock Responses API
+//! and the same `CODEX_HOME`: time to the first text delta and to `turn/completed` (the result for the
+//! library), median of N alternating runs, both measured in one run.
+//!
+//! Run with: `cargo bench --bench codex_overhead` (`CODEX_BENCH_RUNS=N`, default 9). Needs the real CLI
+//! (`scripts/install-clis.sh`); prints a SKIPPED line without it. Plain timing loop: one sample takes
+//! hundreds of milliseconds.
+//!
+//! Direct: spawn `codex app-server --listen stdio://`, write `initialize`, `initialized`, `thread/start`,
+//! `turn/start` (the same frames the driver writes), read until `turn/completed`, close stdin and wait.
+//! Library: `Agent::send` on a `CodexDriver` configured with the same provider and home.
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use agent_adaptor::driver::{ApprovalMode, ApprovalPolicy, Policy};
+use agent_adaptor::providers::codex::{CodexConfig, CodexDriver, ModelProvider};
+use agent_adaptor::runtime::{Agent, CallOptions, Payload};
+use agent_adaptor::testkit::cli::{Cli, find, skip_reason};
+use agent_adaptor::testkit::codex_env::{API_KEY, API_KEY_ENV};
+use agent_adaptor::testkit::mock::responses::{MockResponses, Reply, Script};
+use futures::StreamExt;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+struct Sample {
+    first: Duration,
+    done: Duration,
+}
+
+fn config(bin: &Path, root: &Path, base_url: &str) -> CodexConfig {
+    let mut p = ModelProvider::responses("mock", base_url, Some(API_KEY_ENV));
+    p.request_max_retries = Some(1);
+    p.stream_max_retries = Some(1);
+    let mut c = CodexConfig {
+        model: Some("gpt-5.5".into()),
+        provider: Some(p),
+        codex_home: Some(root.join("codex-home")),
+        ..Default::default()
+    };
+    c.common.command = Some(bin.to_path_buf());
+    for (k, v) in [
+        ("HOME", root.join("home").to_string_lossy().into_owned()),
+        ("TMPDIR", root.join("tmp").to_string_lossy().into_owned()),
+        (API_KEY_ENV, API_KEY.to_owned()),
+    ] {
+        c.common.env.insert(k.into(), v);
+    }
+    c
+}
+
+async fn direct(bin: &Path, c: &CodexConfig, ws: &Path) -> Sample {
+    let started = Instant::now();
+    let home = c.codex_home.clone().unwrap();
+    let mut child = tokio::process::Command::new(bin)
+        .args(["app-server", "--listen", "stdio://"])
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .envs(&c.common.env)
+        .env("CODEX_HOME", &home)
+        .current_dir(ws)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let ws_s = ws.to_string_lossy();
+    let frames = [
+        r#"{"id":1,"method":"initialize","params":{"clientInfo":{"name":"agent-adaptor","version":"0"}}}"#
+            .to_owned(),
+        r#"{"method":"initialized"}"#.to_owned(),
+        format!(
+            r#"{{"id":2,"method":"thread/start","params":{{"cwd":"{ws_s}","model":"gpt-5.5","approvalPolicy":"on-request","sandbox":"workspace-write"}}}}"#
+        ),
+    ];
+    for f in &frames[..1] {
+        stdin.write_all(format!("{f}\n").as_bytes()).await.unwrap();
+    }
+    let mut first = None;
+    let mut sent_thread = false;
+    while let Some(line) = lines.next_line().await.unwrap() {
+        let v: serde_json::Value = serde_json::from_str(&line).unwrap_or_default();
+        if v["id"] == 1 && !sent_thread {
+            sent_thread = true;
+            for f in &frames[1..] {
+                stdin.write_all(format!("{f}\n").as_bytes()).await.unwrap();
+            }
+        } else if v["id"] == 2 {
+            let tid = v["result"]["thread"]["id"].as_str().unwrap().to_owned();
+            let turn = format!(
+                r#"{{"id":3,"method":"turn/start","params":{{"threadId":"{tid}","input":[{{"type":"text","text":"say hi","text_elements":[]}}]}}}}"#
+            );
+            stdin.write_all(format!("{turn}\n").as_bytes()).await.unwrap();
+        } else if v["method"] == "item/agentMessage/delta" && first.is_none() {
+            first = Some(started.elapsed());
+        } else if v["method"] == "turn/completed" {
+            break;
+        }
+    }
+    drop(stdin);
+    child.wait().await.unwrap();
+    Sample {
+        first: first.unwrap_or_default(),
+        done: started.elapsed(),
+    }
+}
+
+async fn library(agent: &Agent, ws: &Path) -> Sample {
+    let started = Instant::now();
+    let policy = Policy::workspace_write().with_approvals(ApprovalPolicy {
+        permission: ApprovalMode::AutoApprove,
+        ..Default::default()
+    });
+    let stream = agent.send("say hi", CallOptions::new().workspace(ws).policy(policy));
+    let mut events = stream.events();
+    let mut first = None;
+    while let Some(e) = events.next().await {
+        if first.is_none() && matches!(&e.payload, Payload::TextDelta(t) if !t.text.is_empty()) {
+            first = Some(started.elapsed());
+        }
+    }
+    stream.result().await.unwrap();
+    Sample {
+        first: first.unwrap_or_default(),
+        done: started.elapsed(),
+    }
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.1} ms", d.as_secs_f64() * 1000.0)
+}
+
+#[tokio::main]
+async fn main() {
+    let Some(bin) = find(Cli::Codex) else {
+        println!("SKIPPED codex_overhead: {}", skip_reason(Cli::Codex));
+        return;
+    };
+    let runs: usize = std::env::var("CODEX_BENCH_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(9);
+    let script = Script::new().otherwise(|_| Reply::new().text_deltas(["Hi! ", "I am ", "the mock."]));
+    let mock = MockResponses::start(script).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    for d in ["ws", "home", "tmp"] {
+        std::fs::create_dir_all(dir.path().join(d)).unwrap();
+    }
+    let c = config(&bin, dir.path(), &mock.base_url());
+    agent_adaptor::providers::codex::home::prepare(c.codex_home.as_ref().unwrap(), &c).unwrap();
+    let agent = Agent::new(CodexDriver::new(c.clone()));
+    // Warm-up (page cache, first sqlite creation).
+    direct(&bin, &c, &ws).await;
+    library(&agent, &ws).await;
+    let (mut d, mut l) = (Vec::new(), Vec::new());
+    for _ in 0..runs {
+        d.push(direct(&bin, &c, &ws).await);
+        l.push(library(&agent, &ws).await);
+    }
+    let df = median(d.iter().map(|s| s.first).collect());
+    let dd = median(d.iter().map(|s| s.done).collect());
+    let lf = median(l.iter().map(|s| s.first).collect());
+    let ld = median(l.iter().map(|s| s.done).collect());
+    println!("codex app-server overhead, median of {runs} alternating runs");
+    println!("| | first text delta | turn completed / result |");
+    println!("|---|---|---|");
+    println!("| CLI direct | {} | {} |", ms(df), ms(dd));
+    println!("| library | {} | {} |", ms(lf), ms(ld));
+    println!(
+        "| added | {:+.1} ms | {:+.1} ms |",
+        (lf.as_secs_f64() - df.as_secs_f64()) * 1000.0,
+        (ld.as_secs_f64() - dd.as_secs_f64()) * 1000.0
+    );
+}
