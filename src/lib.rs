@@ -19,7 +19,10 @@ pub mod providers;
 pub mod recorder;
 pub mod runtime;
 pub mod server;
+pub mod skills;
 pub mod store;
 #[cfg(feature = "testkit")]
 pub mod testkit;
+pub mod tools;
 pub mod vocab;
+pub mod workspace;

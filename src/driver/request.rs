@@ -59,6 +59,9 @@ pub struct Request {
     /// MCP servers for this invocation, already checked against the descriptor's `mcp` capabilities
     /// (empty unless the driver declares MCP support).
     pub mcp: Vec<McpServer>,
+    /// Skills the core materialized for this execution (each a directory holding `SKILL.md`); empty
+    /// unless the driver declares skill support. The directories live until the execution ends.
+    pub skills: Vec<crate::skills::MaterializedSkill>,
     /// Session plan.
     pub session: SessionPlan,
     /// Force a fresh process and do not register it for reuse.
@@ -85,6 +88,7 @@ impl Request {
             policy: Policy::default(),
             output_schema: None,
             mcp: Vec::new(),
+            skills: Vec::new(),
             session: SessionPlan::Fresh,
             spawn: false,
             timeout: None,

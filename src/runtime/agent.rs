@@ -29,6 +29,9 @@ pub struct AgentBuilder {
     event_buffer: usize,
     blocking: bool,
     store: Option<Arc<dyn crate::store::ThreadStore>>,
+    tools: Vec<crate::tools::Tool>,
+    skill_provider: Option<Arc<dyn crate::skills::SkillProvider>>,
+    skill_materializer: Option<Arc<dyn crate::skills::SkillMaterializer>>,
 }
 
 shared_options!(AgentBuilder);
@@ -53,10 +56,47 @@ impl AgentBuilder {
         self
     }
 
+    /// Replaces the Agent's host tools (construction-only; an empty set clears them). They are served
+    /// by an Agent-owned loopback MCP server, offered on every execution (a per-call MCP set, even an
+    /// empty one, does not remove them) and stopped by [`Agent::close`].
+    pub fn tools(mut self, tools: impl IntoIterator<Item = crate::tools::Tool>) -> Self {
+        self.tools = tools.into_iter().collect();
+        self
+    }
+
+    /// Resolves bare skill keys ([`crate::vocab::SkillRef::key`]); without one a bare key is
+    /// `skill_not_found`.
+    pub fn skill_provider(mut self, provider: Arc<dyn crate::skills::SkillProvider>) -> Self {
+        self.skill_provider = Some(provider);
+        self
+    }
+
+    /// Replaces the skill materializer (default: [`crate::skills::DefaultSkillMaterializer`] with its
+    /// default limits).
+    pub fn skill_materializer(mut self, materializer: Arc<dyn crate::skills::SkillMaterializer>) -> Self {
+        self.skill_materializer = Some(materializer);
+        self
+    }
+
+    /// Adds one host tool (see [`AgentBuilder::tools`]).
+    pub fn tool(mut self, tool: crate::tools::Tool) -> Self {
+        self.tools.push(tool);
+        self
+    }
+
     /// Builds the Agent.
     pub fn build(self) -> Agent {
         let descriptor = self.driver.descriptor();
         let store = self.store.unwrap_or_else(crate::store::in_memory);
+        let tools_fingerprint = crate::tools::fingerprint(&self.tools);
+        let hosted = match self.tools.is_empty() {
+            true => None,
+            false => Some(
+                crate::tools::HostedTools::bind(self.tools)
+                    .map(Arc::new)
+                    .map_err(|e| e.to_string()),
+            ),
+        };
         Agent {
             inner: Arc::new(AgentInner {
                 driver: self.driver,
@@ -69,6 +109,12 @@ impl AgentBuilder {
                 cancel: CancellationToken::new(),
                 tracker: TaskTracker::new(),
                 standbys: Default::default(),
+                hosted,
+                tools_fingerprint,
+                skill_provider: self.skill_provider,
+                skill_materializer: self
+                    .skill_materializer
+                    .unwrap_or_else(|| Arc::new(crate::skills::DefaultSkillMaterializer::default())),
             }),
         }
     }
@@ -85,6 +131,14 @@ pub(crate) struct AgentInner {
     pub cancel: CancellationToken,
     pub tracker: TaskTracker,
     pub standbys: Arc<super::standby::StandbyRegistry>,
+    /// The hosted tools server, or why it could not be set up (refused at launch).
+    pub hosted: Option<Result<Arc<crate::tools::HostedTools>, String>>,
+    /// The semantic fingerprint of the tool set (part of thread compatibility).
+    pub tools_fingerprint: String,
+    /// Bare-key skill resolution.
+    pub skill_provider: Option<Arc<dyn crate::skills::SkillProvider>>,
+    /// Skill materialization.
+    pub skill_materializer: Arc<dyn crate::skills::SkillMaterializer>,
 }
 
 /// An agent: one Driver with defaults. Cheap to clone; clones share everything.
@@ -159,6 +213,9 @@ impl Agent {
             event_buffer: DEFAULT_EVENT_BUFFER,
             blocking: false,
             store: None,
+            tools: Vec::new(),
+            skill_provider: None,
+            skill_materializer: None,
         }
     }
 
@@ -208,6 +265,10 @@ impl Agent {
         if let Err(e) = inner.driver.validate_config() {
             return refused(super::error::ConfigError::InvalidDriverConfig(e.reason).into());
         }
+        let hosted = match self.hosted_for(&resolved.mcp, thread.is_some()) {
+            Ok(h) => h,
+            Err(e) => return refused(e),
+        };
         let output = match opts.schema.clone() {
             None => None,
             Some(Err(e)) => return refused(e.into()),
@@ -222,6 +283,15 @@ impl Agent {
         };
 
         let run_id = format!("run-{}", uuid::Uuid::now_v7());
+        let skills = match super::skills::materialize(
+            &resolved.skills,
+            inner.skill_provider.as_deref(),
+            inner.skill_materializer.as_ref(),
+            &run_id,
+        ) {
+            Ok(s) => s,
+            Err(e) => return refused(e.into()),
+        };
         let key = thread.as_ref().map(|t| t.key.clone());
         let broker = Arc::new(Broker::new(
             &run_id,
@@ -260,6 +330,8 @@ impl Agent {
             hooks,
             outcome_tx,
             resolved,
+            hosted,
+            skills,
         };
         inner.tracker.spawn(exec.run());
         Stream {
@@ -274,6 +346,55 @@ impl Agent {
         }
     }
 
+    /// The hosted tools server, when the Agent has tools.
+    pub fn hosted_tools(&self) -> Option<&Arc<crate::tools::HostedTools>> {
+        self.inner.hosted.as_ref().and_then(|h| h.as_ref().ok())
+    }
+
+    /// Checks the hosted tools against one launch and returns what the execution adds: the hosted MCP
+    /// declaration and its token environment.
+    #[allow(clippy::type_complexity)]
+    fn hosted_for(
+        &self,
+        mcp: &[crate::vocab::McpServer],
+        on_thread: bool,
+    ) -> Result<
+        Option<(
+            crate::vocab::McpServer,
+            std::collections::BTreeMap<String, String>,
+        )>,
+        Error,
+    > {
+        use super::error::ConfigError;
+        let Some(hosted) = &self.inner.hosted else {
+            return Ok(None);
+        };
+        let hosted = hosted
+            .as_ref()
+            .map_err(|e| ConfigError::InvalidDriverConfig(format!("host tools: {e}")))?;
+        hosted
+            .check_aliasing(mcp)
+            .map_err(ConfigError::InvalidMcpConfig)?;
+        let desc = &self.inner.descriptor;
+        if !desc.mcp.http {
+            return Err(ConfigError::McpTransportUnsupported {
+                driver: desc.driver_type.clone(),
+                transport: "http (host tools)".into(),
+            }
+            .into());
+        }
+        if on_thread && let Some(t) = hosted.tools().iter().find(|t| t.revision_id().is_none()) {
+            return Err(ConfigError::InvalidDriverConfig(
+                crate::tools::ToolDefinitionError::MissingRevision(t.name().to_owned()).to_string(),
+            )
+            .into());
+        }
+        hosted
+            .ensure_serving()
+            .map_err(|e| Error::Infrastructure(format!("host tools: {e}")))?;
+        Ok(Some((hosted.declaration(), hosted.env())))
+    }
+
     /// Shuts the Agent down: refuses new executions, cancels and drains admitted ones, and stops
     /// the driver's persistent processes. Idempotent and bounded by `deadline`; when the deadline
     /// passes first it returns an error and can be called again.
@@ -284,6 +405,9 @@ impl Agent {
         inner.tracker.close();
         let drained = tokio::time::timeout(deadline, inner.tracker.wait()).await.is_ok();
         let stopped = tokio::time::timeout(deadline, inner.driver.close_processes()).await;
+        if let Some(Ok(hosted)) = &inner.hosted {
+            let _ = tokio::time::timeout(deadline, hosted.shutdown()).await;
+        }
         match (drained, stopped) {
             (true, Ok(Ok(()))) => Ok(()),
             (false, _) => Err(Error::Infrastructure(

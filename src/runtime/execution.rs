@@ -87,6 +87,14 @@ pub(crate) struct Execution {
     pub system_prompt_append: bool,
     pub hooks: Option<Arc<dyn ExecutionHooks>>,
     pub outcome_tx: watch::Sender<Option<RunOutcome>>,
+    /// The Agent's hosted tools: their MCP declaration (appended to every invocation's set, whatever
+    /// the call's MCP options) and the environment carrying their token.
+    pub hosted: Option<(
+        crate::vocab::McpServer,
+        std::collections::BTreeMap<String, String>,
+    )>,
+    /// The skills materialized for this execution; their directory is removed when it ends.
+    pub skills: Option<super::skills::RunSkills>,
 }
 
 fn reason_for(code: &FailureCode) -> FailureReason {
@@ -176,10 +184,17 @@ impl Execution {
             instructions,
             model: self.resolved.model.clone(),
             cwd: self.cwd.clone(),
-            env: Default::default(),
+            env: self.hosted.as_ref().map(|h| h.1.clone()).unwrap_or_default(),
             policy: self.resolved.policy.clone(),
             output_schema,
-            mcp: self.resolved.mcp.clone(),
+            mcp: self
+                .resolved
+                .mcp
+                .iter()
+                .chain(self.hosted.as_ref().map(|h| &h.0))
+                .cloned()
+                .collect(),
+            skills: self.skills.as_ref().map(|s| s.skills.clone()).unwrap_or_default(),
             session,
             spawn: self.resolved.spawn,
             timeout: self.resolved.timeout,

@@ -15,6 +15,7 @@ mod messages;
 pub mod options;
 mod pipeline;
 pub mod result;
+mod skills;
 mod standby;
 mod stream;
 pub mod structured;

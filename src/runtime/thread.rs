@@ -241,9 +241,12 @@ fn from_store(s: &crate::store::SessionState) -> SessionState {
 }
 
 /// The compatibility fingerprint: everything provider-visible.
-fn compatibility(driver_type: &str, session_fp: &str, r: &Resolved, cwd: &str) -> String {
+fn compatibility(driver_type: &str, session_fp: &str, r: &Resolved, cwd: &str, tools_fp: &str) -> String {
     let enc = |v: &dyn erased::Enc| v.enc();
-    session::fingerprint(&[
+    let skills = enc(&r.skills);
+    let mcp = enc(&r.mcp);
+    let services = enc(&r.services);
+    let mut parts = vec![
         driver_type,
         session_fp,
         r.model.as_deref().unwrap_or(""),
@@ -252,10 +255,15 @@ fn compatibility(driver_type: &str, session_fp: &str, r: &Resolved, cwd: &str) -
         &r.identity.profile,
         cwd,
         r.instructions.as_deref().unwrap_or(""),
-        &enc(&r.skills),
-        &enc(&r.mcp),
-        &enc(&r.services),
-    ])
+        &skills,
+        &mcp,
+        &services,
+    ];
+    // Host tools (their semantic revisions); absent for tool-less Agents so older fingerprints hold.
+    if !tools_fp.is_empty() {
+        parts.push(tools_fp);
+    }
+    session::fingerprint(&parts)
 }
 
 mod erased {
@@ -304,7 +312,13 @@ impl ThreadHooks {
             .map(|p| p.display().to_string())
             .unwrap_or_default();
         let session_fp = inner.driver.session_fingerprint().unwrap_or_default();
-        let fingerprint = compatibility(&inner.descriptor.driver_type, &session_fp, r, &cwd);
+        let fingerprint = compatibility(
+            &inner.descriptor.driver_type,
+            &session_fp,
+            r,
+            &cwd,
+            &inner.tools_fingerprint,
+        );
         ThreadHooks {
             store: inner.store.clone(),
             tenant: tenant_of(&r.identity),

@@ -20,6 +20,17 @@ pub enum SkillSource {
     },
     /// A key resolved by the Agent's skill provider.
     Key,
+    /// Embedded files (relative path → content), e.g. from `include_str!`; must hold `SKILL.md`.
+    Files {
+        /// The files.
+        files: std::collections::BTreeMap<String, String>,
+    },
+    /// A zip, tar or tgz archive holding `SKILL.md` at its root or in one top-level directory;
+    /// extracted under the materializer's limits.
+    Archive {
+        /// The archive file.
+        path: PathBuf,
+    },
 }
 
 /// A skill to materialize for a run.
@@ -51,6 +62,29 @@ impl SkillRef {
             source: SkillSource::Inline {
                 content: content.into(),
             },
+            required: false,
+        }
+    }
+
+    /// A skill from embedded files (relative path → content).
+    pub fn files<K: Into<String>, V: Into<String>>(
+        key: impl Into<String>,
+        files: impl IntoIterator<Item = (K, V)>,
+    ) -> Self {
+        SkillRef {
+            key: key.into(),
+            source: SkillSource::Files {
+                files: files.into_iter().map(|(k, v)| (k.into(), v.into())).collect(),
+            },
+            required: false,
+        }
+    }
+
+    /// A skill from a zip / tar / tgz archive.
+    pub fn archive(key: impl Into<String>, path: impl Into<PathBuf>) -> Self {
+        SkillRef {
+            key: key.into(),
+            source: SkillSource::Archive { path: path.into() },
             required: false,
         }
     }
