@@ -13,8 +13,10 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::config::{AgentSpec, ServerConfig};
-use crate::driver::{Descriptor, Driver};
+use crate::driver::{DecisionMode, Descriptor, Driver, Policy, QuestionMode};
+use crate::providers::claude;
 use crate::providers::codebuddy::{CodeBuddyConfig, CodeBuddyDriver};
+use crate::providers::codex::{CodexConfig, CodexDriver};
 use crate::providers::cursor::{CursorConfig, CursorDriver};
 use crate::recorder::ExposurePolicy;
 use crate::runtime::Agent;
@@ -22,6 +24,8 @@ use crate::store::ThreadStore;
 
 /// A provider the service can drive: `(name, default command, environment variable naming the binary)`.
 pub const PROVIDERS: &[(&str, &str, &str)] = &[
+    ("claude", "claude", "AGENT_ADAPTOR_CLAUDE_BIN"),
+    ("codex", "codex", "AGENT_ADAPTOR_CODEX_BIN"),
     ("codebuddy", "codebuddy", "AGENT_ADAPTOR_CODEBUDDY_BIN"),
     ("cursor", "cursor-agent", "AGENT_ADAPTOR_CURSOR_BIN"),
 ];
@@ -124,6 +128,22 @@ pub fn driver_for(
                 ..Default::default()
             }))
         }
+        "claude" => {
+            let mut c: claude::Config = serde_json::from_value(config).map_err(invalid)?;
+            if c.common.command.is_none() {
+                c.common.command = program;
+            }
+            Arc::new(claude::Driver::new(c))
+        }
+        "codex" => {
+            // `AGENT_ADAPTOR_CODEX_BASE_URL` / `_API_KEY` give the default agent a custom model provider.
+            let defaults = serde_json::to_value(CodexConfig::from_env()).map_err(invalid)?;
+            let mut c: CodexConfig = serde_json::from_value(merge(defaults, config)).map_err(invalid)?;
+            if c.common.command.is_none() {
+                c.common.command = program;
+            }
+            Arc::new(CodexDriver::new(c))
+        }
         "codebuddy" => {
             let mut c: CodeBuddyConfig = serde_json::from_value(config).map_err(invalid)?;
             if c.common.command.is_none() {
@@ -140,6 +160,34 @@ pub fn driver_for(
         }
         other => return Err(AgentError::UnknownProvider(other.to_owned())),
     })
+}
+
+/// The default policy of a served agent: like the library's, except that questions are asked of the
+/// client (it answers them over `POST /v1/runs/{id}/approvals/{id}` or in its AG-UI frontend) when the
+/// driver can ask; a library caller without a UI keeps the portable auto-deny.
+fn service_policy(descriptor: &Descriptor) -> Policy {
+    let mut policy = Policy::default();
+    if descriptor.run_policy.question.contains(&DecisionMode::Ask) {
+        policy.approvals.question = QuestionMode::Ask;
+    }
+    policy
+}
+
+/// `overlay` on top of `base`, key by key (objects only; anything else replaces).
+fn merge(base: Value, overlay: Value) -> Value {
+    match (base, overlay) {
+        (Value::Object(mut b), Value::Object(o)) => {
+            for (k, v) in o {
+                let merged = match b.remove(&k) {
+                    Some(old) => merge(old, v),
+                    None => v,
+                };
+                b.insert(k, merged);
+            }
+            Value::Object(b)
+        }
+        (_, o) => o,
+    }
 }
 
 /// The binary of a provider: `$AGENT_ADAPTOR_<P>_BIN` when it names a file, else the command on `PATH`.
@@ -186,7 +234,11 @@ pub fn build(config: &ServerConfig, store: &Arc<dyn ThreadStore>) -> Result<Agen
             .find(|(p, _, _)| *p == spec.provider)
             .and_then(|(_, command, env_var)| find_cli(command, env_var));
         let driver = driver_for(&spec, program, config)?;
-        let agent = Agent::builder_arc(driver).thread_store(store.clone()).build();
+        let policy = service_policy(&driver.descriptor());
+        let agent = Agent::builder_arc(driver)
+            .thread_store(store.clone())
+            .policy(policy)
+            .build();
         agents.default.get_or_insert_with(|| spec.name.clone());
         agents.by_name.insert(
             spec.name.clone(),
