@@ -34,6 +34,10 @@ if ! cargo nextest --version >/dev/null 2>&1; then
 fi
 
 echo "== running the test suite" >&2
-cargo nextest run --no-fail-fast "$@"
+status=0
+cargo nextest run --no-fail-fast "$@" || status=$?
 echo "== running doc tests" >&2
 cargo test --doc
+echo "== running the Node/browser tier (AG-UI clients, web demo in chromium)" >&2
+scripts/test-web.sh
+exit "$status"
