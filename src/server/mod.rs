@@ -11,6 +11,7 @@
 //! | `threads` | threads (list, get, archive), thread history across runs, `/metrics` |
 //! | `sse` | SSE framing, replay and live follow |
 //! | `body`, `error` | strict JSON bodies and the one JSON error shape |
+//! | `openapi` | the OpenAPI 3.1 document (`/openapi.json`) and the docs page (`/docs`) |
 //!
 //! [`Server::start`] binds, opens the store, builds the agents and serves until
 //! [`RunningServer::shutdown`]: stop accepting, end SSE streams with a terminal event, cancel runs and wait
@@ -21,6 +22,7 @@ mod agui;
 mod body;
 pub mod config;
 pub mod error;
+pub mod openapi;
 mod rest;
 pub mod runs;
 mod sse;
@@ -146,6 +148,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/v1/runs/{run_id}/messages", post(rest::post_message))
         .route("/v1/runs/{run_id}/approvals", get(rest::list_approvals))
         .route("/v1/runs/{run_id}/approvals/{id}", post(rest::decide))
+        .merge(openapi::routes())
         .fallback(|| async { ApiError::not_found("no such route") })
         .layer(DefaultBodyLimit::max(limit))
         .with_state(state);

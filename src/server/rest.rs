@@ -30,11 +30,13 @@ pub fn tenant() -> &'static str {
 }
 
 /// `GET /healthz`: the process answers.
+#[utoipa::path(get, path = "/healthz", tag = "health", responses((status = 200, description = "The process answers", body = crate::server::openapi::Health)))]
 pub async fn healthz() -> Json<Value> {
     Json(json!({ "status": "ok" }))
 }
 
 /// `GET /readyz`: the store answers.
+#[utoipa::path(get, path = "/readyz", tag = "health", responses((status = 200, description = "The store answers", body = crate::server::openapi::Health), (status = 503, description = "Shutting down or store unavailable (`Retry-After`)", body = crate::server::openapi::ErrorBody)))]
 pub async fn readyz(State(state): State<Arc<AppState>>) -> Result<Json<Value>, ApiError> {
     if state.shutdown.is_cancelled() {
         return Err(ApiError::shutting_down());
@@ -52,6 +54,7 @@ fn agent_json(a: &super::agents::AgentEntry) -> Value {
 }
 
 /// `GET /v1/agents`.
+#[utoipa::path(get, path = "/v1/agents", tag = "agents", responses((status = 200, description = "The agents", body = crate::server::openapi::AgentList)))]
 pub async fn list_agents(State(state): State<Arc<AppState>>) -> Json<Value> {
     let default = state.agents.default_agent().map(|a| a.name.clone());
     Json(json!({
@@ -61,6 +64,7 @@ pub async fn list_agents(State(state): State<Arc<AppState>>) -> Json<Value> {
 }
 
 /// `GET /v1/agents/{agent}`.
+#[utoipa::path(get, path = "/v1/agents/{agent}", tag = "agents", params(("agent" = String, Path, description = "The agent name")), responses((status = 200, description = "The agent", body = crate::server::openapi::AgentView), (status = 404, description = "Unknown agent, run or thread", body = crate::server::openapi::ErrorBody)))]
 pub async fn get_agent(
     State(state): State<Arc<AppState>>,
     Path(agent): Path<String>,
@@ -73,7 +77,7 @@ pub async fn get_agent(
 }
 
 /// The body of a run start.
-#[derive(Debug, Default, Deserialize, Serialize)]
+#[derive(Debug, Default, Deserialize, Serialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StartRunBody {
     /// The prompt.
@@ -89,9 +93,11 @@ pub struct StartRunBody {
     pub metadata: BTreeMap<String, String>,
     /// The approval policy (permission / plan review / question modes, timeout).
     #[serde(default)]
+    #[schema(value_type = Option<Object>)]
     pub approvals: Option<ApprovalPolicy>,
     /// A JSON Schema the final answer must satisfy.
     #[serde(default)]
+    #[schema(value_type = Option<Object>)]
     pub schema: Option<Value>,
     /// Allow spawning subagents.
     #[serde(default)]
@@ -181,6 +187,7 @@ async fn start(
 }
 
 /// `POST /v1/agents/{agent}/runs`: a stateless run.
+#[utoipa::path(post, path = "/v1/agents/{agent}/runs", tag = "runs", params(("agent" = String, Path, description = "The agent name")), request_body = StartRunBody, responses((status = 201, description = "The run started", body = crate::server::openapi::RunView), (status = 400, description = "invalid_json", body = crate::server::openapi::ErrorBody), (status = 404, description = "Unknown agent, run or thread", body = crate::server::openapi::ErrorBody), (status = 415, description = "unsupported_media_type", body = crate::server::openapi::ErrorBody), (status = 422, description = "invalid_request", body = crate::server::openapi::ErrorBody), (status = 503, description = "shutting_down", body = crate::server::openapi::ErrorBody)))]
 pub async fn start_stateless(
     State(state): State<Arc<AppState>>,
     Path(agent): Path<String>,
@@ -190,6 +197,7 @@ pub async fn start_stateless(
 }
 
 /// `POST /v1/agents/{agent}/threads/{key}/runs`: a run on a thread.
+#[utoipa::path(post, path = "/v1/agents/{agent}/threads/{key}/runs", tag = "runs", params(("agent" = String, Path, description = "The agent name"), ("key" = String, Path, description = "The thread key (1 to 512 bytes)")), request_body = StartRunBody, responses((status = 201, description = "The run started on the thread", body = crate::server::openapi::RunView), (status = 400, description = "invalid_json", body = crate::server::openapi::ErrorBody), (status = 404, description = "Unknown agent, run or thread", body = crate::server::openapi::ErrorBody), (status = 409, description = "thread_busy", body = crate::server::openapi::ErrorBody), (status = 415, description = "unsupported_media_type", body = crate::server::openapi::ErrorBody), (status = 422, description = "invalid_request", body = crate::server::openapi::ErrorBody), (status = 503, description = "shutting_down", body = crate::server::openapi::ErrorBody)))]
 pub async fn start_on_thread(
     State(state): State<Arc<AppState>>,
     Path((agent, key)): Path<(String, String)>,
@@ -202,6 +210,7 @@ pub async fn start_on_thread(
 }
 
 /// `GET /v1/runs/{run_id}`.
+#[utoipa::path(get, path = "/v1/runs/{run_id}", tag = "runs", params(("run_id" = String, Path, description = "The run id")), responses((status = 200, description = "The run", body = crate::server::openapi::RunView), (status = 404, description = "Unknown agent, run or thread", body = crate::server::openapi::ErrorBody)))]
 pub async fn get_run(
     State(state): State<Arc<AppState>>,
     Path(run_id): Path<String>,
@@ -222,6 +231,7 @@ pub async fn get_run(
 }
 
 /// `POST /v1/runs/{run_id}/cancel`: explicit cancellation (202; 409 when already finished).
+#[utoipa::path(post, path = "/v1/runs/{run_id}/cancel", tag = "runs", params(("run_id" = String, Path, description = "The run id")), responses((status = 202, description = "Cancellation requested", body = crate::server::openapi::RunView), (status = 404, description = "Unknown agent, run or thread", body = crate::server::openapi::ErrorBody), (status = 409, description = "run_finished", body = crate::server::openapi::ErrorBody)))]
 pub async fn cancel_run(
     State(state): State<Arc<AppState>>,
     Path(run_id): Path<String>,
@@ -276,6 +286,7 @@ fn cursor(headers: &HeaderMap, query: &EventsQuery) -> Result<u64, ApiError> {
 }
 
 /// `GET /v1/runs/{run_id}/events`: SSE with replay.
+#[utoipa::path(get, path = "/v1/runs/{run_id}/events", tag = "runs", params(("run_id" = String, Path, description = "The run id"), ("after" = Option<String>, Query, description = "Replay events with a sequence above this"), ("Last-Event-ID" = Option<String>, Header, description = "Resume after this sequence (wins over `after`)")), responses((status = 200, description = "The run's events: `id:` sequence, `event:` kind, `data:` JSON; replayed then followed live; a `shutdown` frame when the service stops", content_type = "text/event-stream", body = String), (status = 404, description = "Unknown agent, run or thread", body = crate::server::openapi::ErrorBody), (status = 422, description = "invalid_request: bad cursor", body = crate::server::openapi::ErrorBody)))]
 pub async fn run_events(
     State(state): State<Arc<AppState>>,
     Path(run_id): Path<String>,
@@ -311,6 +322,7 @@ pub async fn run_events(
 }
 
 /// `GET /v1/runs/{run_id}/approvals`: every approval of the run (`?pending=true` for pending only).
+#[utoipa::path(get, path = "/v1/runs/{run_id}/approvals", tag = "approvals", params(("run_id" = String, Path, description = "The run id")), responses((status = 200, description = "The run's approvals", body = crate::server::openapi::ApprovalList), (status = 404, description = "Unknown agent, run or thread", body = crate::server::openapi::ErrorBody)))]
 pub async fn list_approvals(
     State(state): State<Arc<AppState>>,
     Path(run_id): Path<String>,
@@ -349,7 +361,7 @@ pub async fn list_approvals(
 }
 
 /// The body of an approval answer.
-#[derive(Debug, Deserialize, Serialize)]
+#[derive(Debug, Deserialize, Serialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "snake_case")]
 pub struct DecisionBody {
     /// `approve`, `deny` or `answer`.
@@ -363,7 +375,7 @@ pub struct DecisionBody {
 }
 
 /// What the host decides.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Decision {
     /// Approve a permission or plan review.
@@ -376,6 +388,7 @@ pub enum Decision {
 
 /// `POST /v1/runs/{run_id}/approvals/{id}`: answers exactly once (409 duplicate, 410 expired, 422 wrong
 /// kind, 404 unknown).
+#[utoipa::path(post, path = "/v1/runs/{run_id}/approvals/{id}", tag = "approvals", params(("run_id" = String, Path, description = "The run id"), ("id" = String, Path, description = "The approval id")), request_body = DecisionBody, responses((status = 200, description = "The decision is delivered", body = crate::server::openapi::DecisionAccepted), (status = 400, description = "invalid_json", body = crate::server::openapi::ErrorBody), (status = 404, description = "Unknown agent, run or thread", body = crate::server::openapi::ErrorBody), (status = 409, description = "approval_resolved", body = crate::server::openapi::ErrorBody), (status = 410, description = "approval_expired or approval_unavailable", body = crate::server::openapi::ErrorBody), (status = 422, description = "approval_kind_mismatch or invalid_request", body = crate::server::openapi::ErrorBody)))]
 pub async fn decide(
     State(state): State<Arc<AppState>>,
     Path((run_id, id)): Path<(String, String)>,
@@ -473,7 +486,7 @@ pub async fn decide(
 }
 
 /// The body of a supplemental message.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MessageBody {
     /// The text.
@@ -483,10 +496,12 @@ pub struct MessageBody {
     pub id: Option<String>,
     /// `soon` (default), `interrupt` or `after_turn`.
     #[serde(default)]
+    #[schema(value_type = Option<String>, example = "soon")]
     pub timing: Option<Timing>,
 }
 
 /// `POST /v1/runs/{run_id}/messages`: 202 with the message id on admission.
+#[utoipa::path(post, path = "/v1/runs/{run_id}/messages", tag = "runs", params(("run_id" = String, Path, description = "The run id")), request_body = MessageBody, responses((status = 202, description = "The message is admitted", body = crate::server::openapi::MessageAccepted), (status = 400, description = "invalid_json", body = crate::server::openapi::ErrorBody), (status = 403, description = "messages_disabled", body = crate::server::openapi::ErrorBody), (status = 404, description = "Unknown agent, run or thread", body = crate::server::openapi::ErrorBody), (status = 409, description = "run_finished or run_cancelled", body = crate::server::openapi::ErrorBody), (status = 413, description = "message_too_large", body = crate::server::openapi::ErrorBody), (status = 422, description = "invalid_request or message_unsupported", body = crate::server::openapi::ErrorBody)))]
 pub async fn post_message(
     State(state): State<Arc<AppState>>,
     Path(run_id): Path<String>,

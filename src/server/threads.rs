@@ -35,6 +35,7 @@ pub struct PageQuery {
 }
 
 /// `GET /v1/agents/{agent}/threads`: the tenant's threads, paged by key.
+#[utoipa::path(get, path = "/v1/agents/{agent}/threads", tag = "threads", params(("agent" = String, Path, description = "The agent name"), ("after" = Option<String>, Query, description = "Exclusive lower bound: a thread key"), ("limit" = Option<u32>, Query, description = "Page size (default 50, at most 500)")), responses((status = 200, description = "A page of threads", body = crate::server::openapi::ThreadList), (status = 404, description = "Unknown agent, run or thread", body = crate::server::openapi::ErrorBody)))]
 pub async fn list(
     State(state): State<Arc<AppState>>,
     Path(name): Path<String>,
@@ -65,6 +66,7 @@ pub async fn list(
 }
 
 /// `GET /v1/agents/{agent}/threads/{key}`: status, checkpoint audit and the active run.
+#[utoipa::path(get, path = "/v1/agents/{agent}/threads/{key}", tag = "threads", params(("agent" = String, Path, description = "The agent name"), ("key" = String, Path, description = "The thread key (1 to 512 bytes)")), responses((status = 200, description = "The thread", body = crate::server::openapi::ThreadView), (status = 404, description = "Unknown agent, run or thread", body = crate::server::openapi::ErrorBody)))]
 pub async fn get(
     State(state): State<Arc<AppState>>,
     Path((name, key)): Path<(String, String)>,
@@ -96,6 +98,7 @@ pub async fn get(
 }
 
 /// `POST /v1/agents/{agent}/threads/{key}/archive`.
+#[utoipa::path(post, path = "/v1/agents/{agent}/threads/{key}/archive", tag = "threads", params(("agent" = String, Path, description = "The agent name"), ("key" = String, Path, description = "The thread key (1 to 512 bytes)")), responses((status = 200, description = "The thread is archived", body = crate::server::openapi::ArchivedThread), (status = 404, description = "Unknown agent, run or thread", body = crate::server::openapi::ErrorBody), (status = 409, description = "thread_busy", body = crate::server::openapi::ErrorBody)))]
 pub async fn archive(
     State(state): State<Arc<AppState>>,
     Path((name, key)): Path<(String, String)>,
@@ -117,6 +120,7 @@ pub async fn archive(
 }
 
 /// `GET /v1/agents/{agent}/threads/{key}/events`: the thread's recorded history across runs, by cursor.
+#[utoipa::path(get, path = "/v1/agents/{agent}/threads/{key}/events", tag = "threads", params(("agent" = String, Path, description = "The agent name"), ("key" = String, Path, description = "The thread key (1 to 512 bytes)"), ("after" = Option<u64>, Query, description = "Cursor: events after this one"), ("limit" = Option<u32>, Query, description = "Page size (default 200, at most 1000)")), responses((status = 200, description = "The thread history across runs", body = crate::server::openapi::HistoryPage), (status = 404, description = "Unknown agent, run or thread", body = crate::server::openapi::ErrorBody), (status = 422, description = "invalid_request: bad cursor", body = crate::server::openapi::ErrorBody)))]
 pub async fn history(
     State(state): State<Arc<AppState>>,
     Path((name, key)): Path<(String, String)>,
@@ -145,6 +149,7 @@ pub async fn history(
 }
 
 /// `GET /metrics`: Prometheus text.
+#[utoipa::path(get, path = "/metrics", tag = "health", responses((status = 200, description = "Prometheus text exposition", content_type = "text/plain; version=0.0.4", body = String)))]
 pub async fn metrics(
     State(state): State<Arc<AppState>>,
 ) -> ([(axum::http::HeaderName, &'static str); 1], String) {

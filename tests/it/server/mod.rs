@@ -4,6 +4,7 @@
 mod agui;
 mod approvals;
 mod cli;
+mod openapi;
 mod runs;
 
 use std::time::Duration;

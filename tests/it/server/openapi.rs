@@ -1,0 +1,184 @@
+//! The OpenAPI document: the committed `openapi/openapi.json` matches the generated one (regenerate with
+//! `UPDATE_OPENAPI=1`), every route the router serves is documented and answers, and the document is
+//! served at `/openapi.json` with the docs page at `/docs`.
+
+use std::collections::BTreeSet;
+
+use agent_adaptor::server::openapi;
+use serde_json::Value;
+
+use super::{client, start};
+
+/// Every (method, path) the router serves, besides `/openapi.json` and `/docs` themselves.
+const ROUTES: &[(&str, &str)] = &[
+    ("get", "/healthz"),
+    ("get", "/readyz"),
+    ("get", "/metrics"),
+    ("get", "/v1/agents"),
+    ("get", "/v1/agents/{agent}"),
+    ("post", "/v1/agents/{agent}/agui"),
+    ("post", "/v1/agui"),
+    ("post", "/v1/agents/{agent}/runs"),
+    ("post", "/v1/agents/{agent}/threads/{key}/runs"),
+    ("get", "/v1/agents/{agent}/threads"),
+    ("get", "/v1/agents/{agent}/threads/{key}"),
+    ("post", "/v1/agents/{agent}/threads/{key}/archive"),
+    ("get", "/v1/agents/{agent}/threads/{key}/events"),
+    ("get", "/v1/runs/{run_id}"),
+    ("post", "/v1/runs/{run_id}/cancel"),
+    ("get", "/v1/runs/{run_id}/events"),
+    ("post", "/v1/runs/{run_id}/messages"),
+    ("get", "/v1/runs/{run_id}/approvals"),
+    ("post", "/v1/runs/{run_id}/approvals/{id}"),
+];
+
+const METHODS: &[&str] = &[
+    "get", "put", "post", "delete", "options", "head", "patch", "trace",
+];
+
+fn committed_path() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("openapi/openapi.json")
+}
+
+fn operations(doc: &Value) -> BTreeSet<(String, String)> {
+    let mut out = BTreeSet::new();
+    for (path, item) in doc["paths"].as_object().expect("paths") {
+        for m in METHODS {
+            if item.get(*m).is_some() {
+                out.insert(((*m).to_owned(), path.clone()));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn openapi_committed_document_has_not_drifted() {
+    let generated = openapi::pretty_json();
+    let path = committed_path();
+    if std::env::var_os("UPDATE_OPENAPI").is_some_and(|v| v == "1") {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, &generated).unwrap();
+    }
+    let committed = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{} is readable ({e}); run with UPDATE_OPENAPI=1", path.display()));
+    assert!(
+        committed == generated,
+        "openapi/openapi.json differs from the generated document: run \
+         `UPDATE_OPENAPI=1 cargo nextest run -E 'test(/openapi_committed/)'` and commit it"
+    );
+}
+
+#[test]
+fn openapi_document_is_3_1_and_documents_every_route() {
+    let doc: Value = serde_json::from_str(&openapi::pretty_json()).expect("valid JSON");
+    let version = doc["openapi"].as_str().expect("openapi version");
+    assert!(version.starts_with("3.1."), "OpenAPI 3.1.x, got {version}");
+    let documented = operations(&doc);
+    let served: BTreeSet<(String, String)> = ROUTES
+        .iter()
+        .map(|(m, p)| ((*m).to_owned(), (*p).to_owned()))
+        .collect();
+    assert_eq!(documented, served, "documented operations == served routes");
+    for (m, p) in &documented {
+        let op = &doc["paths"][p][m];
+        let tags = op["tags"].as_array().map(Vec::len).unwrap_or(0);
+        assert!(tags > 0, "{m} {p} has a tag");
+        assert!(
+            op["responses"].as_object().is_some_and(|r| !r.is_empty()),
+            "{m} {p} has responses"
+        );
+    }
+    for (m, p) in [
+        ("get", "/v1/runs/{run_id}/events"),
+        ("post", "/v1/agents/{agent}/agui"),
+        ("post", "/v1/agui"),
+    ] {
+        assert!(
+            doc["paths"][p][m]["responses"]["200"]["content"]["text/event-stream"].is_object(),
+            "{m} {p} answers text/event-stream"
+        );
+    }
+    let codes = doc["components"]["schemas"]["ErrorDetail"]["properties"]["code"]["description"]
+        .as_str()
+        .expect("the error codes are documented");
+    for code in [
+        "not_found",
+        "invalid_json",
+        "thread_busy",
+        "approval_expired",
+        "shutting_down",
+    ] {
+        assert!(codes.contains(code), "error code {code} is documented");
+    }
+    let run_start = &doc["paths"]["/v1/agents/{agent}/runs"]["post"];
+    assert_eq!(
+        run_start["requestBody"]["content"]["application/json"]["schema"]["$ref"],
+        "#/components/schemas/StartRunBody"
+    );
+    assert_eq!(
+        run_start["responses"]["404"]["content"]["application/json"]["schema"]["$ref"],
+        "#/components/schemas/ErrorBody"
+    );
+}
+
+#[tokio::test]
+async fn openapi_every_documented_path_is_routed_and_the_document_is_served() {
+    let server = start().await;
+    let http = client();
+    let served: Value = http
+        .get(format!("{}/openapi.json", server.url()))
+        .send()
+        .await
+        .unwrap()
+        .error_for_status()
+        .expect("GET /openapi.json is 200")
+        .json()
+        .await
+        .expect("JSON");
+    let generated: Value = serde_json::from_str(&openapi::pretty_json()).unwrap();
+    assert_eq!(served, generated, "the served document is the generated one");
+
+    for (m, p) in operations(&generated) {
+        let url = format!(
+            "{}{}",
+            server.url(),
+            p.replace("{agent}", "no-such-agent")
+                .replace("{key}", "no-such-thread")
+                .replace("{run_id}", "no-such-run")
+                .replace("{id}", "no-such-approval")
+        );
+        let req = match m.as_str() {
+            "get" => http.get(&url),
+            "post" => http.post(&url),
+            other => panic!("unexpected method {other}"),
+        };
+        let resp = req.send().await.unwrap();
+        let status = resp.status().as_u16();
+        assert_ne!(status, 405, "{m} {p} is routed with its method");
+        let text = resp.text().await.unwrap_or_default();
+        assert!(
+            !text.contains("no such route"),
+            "{m} {p} is served by a handler, not the fallback: {status} {text}"
+        );
+    }
+    // The fallback itself is recognisable, so the probe above can fail.
+    let missing = http
+        .get(format!("{}/v1/nowhere", server.url()))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(missing.status().as_u16(), 404);
+    assert!(missing.text().await.unwrap().contains("no such route"));
+
+    let docs = http.get(format!("{}/docs", server.url())).send().await.unwrap();
+    assert_eq!(docs.status().as_u16(), 200);
+    let ctype = docs.headers()["content-type"].to_str().unwrap().to_owned();
+    assert!(ctype.starts_with("text/html"), "the docs page is HTML: {ctype}");
+    let html = docs.text().await.unwrap();
+    assert!(
+        html.contains("agent-adaptor"),
+        "the docs page embeds the document"
+    );
+    server.shutdown().await.expect("clean shutdown");
+}
