@@ -32,6 +32,9 @@ pub struct ServeArgs {
         value_delimiter = ','
     )]
     cors_origins: Vec<String>,
+    /// Serve a non-loopback address although the service has no API keys (dev mode only).
+    #[arg(long, env = "AGENT_ADAPTOR_ALLOW_REMOTE_WITHOUT_AUTH")]
+    allow_remote_without_auth: bool,
     /// Do not add agents for CLIs found on PATH.
     #[arg(long)]
     no_discover: bool,
@@ -112,6 +115,7 @@ pub async fn serve(args: ServeArgs) -> ExitCode {
             BusyPolicy::Refuse
         },
         shutdown_grace: Duration::from_secs(args.shutdown_grace_secs),
+        allow_remote_without_auth: args.allow_remote_without_auth,
         ..ServerConfig::default()
     };
     let server = match Server::start(config).await {

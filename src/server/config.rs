@@ -80,6 +80,9 @@ pub struct ServerConfig {
     pub reference_chunk_delay: Duration,
     /// The replica id that owns the runs this process starts.
     pub owner: String,
+    /// Serve on a non-loopback address although the service has no API keys yet (dev mode). Off by
+    /// default: without it, [`Server::start`](super::Server::start) refuses such an address.
+    pub allow_remote_without_auth: bool,
 }
 
 impl Default for ServerConfig {
@@ -97,6 +100,7 @@ impl Default for ServerConfig {
             busy_policy: BusyPolicy::Refuse,
             reference_chunk_delay: Duration::from_millis(20),
             owner: format!("replica-{}", uuid::Uuid::now_v7()),
+            allow_remote_without_auth: false,
         }
     }
 }

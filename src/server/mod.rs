@@ -63,6 +63,12 @@ pub enum ServerError {
         /// The I/O error.
         source: std::io::Error,
     },
+    /// A non-loopback address was asked for while the service has no authentication (dev mode).
+    #[error(
+        "refusing to serve {0} without authentication: bind a loopback address, or pass \
+         --allow-remote-without-auth to expose an unauthenticated service on purpose"
+    )]
+    InsecureBind(SocketAddr),
     /// Serving failed.
     #[error("serve: {0}")]
     Serve(std::io::Error),
@@ -161,6 +167,9 @@ pub fn router(state: Arc<AppState>) -> Router {
 impl Server {
     /// Opens the store, builds the agents, binds `config.bind` and starts serving.
     pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
+        if !config.bind.ip().is_loopback() && !config.allow_remote_without_auth {
+            return Err(ServerError::InsecureBind(config.bind));
+        }
         let store = crate::store::open(&config.store_url).await?;
         let agents = agents::build(&config, &store)?;
         let listener = TcpListener::bind(config.bind)

@@ -6,6 +6,7 @@ mod approvals;
 mod cli;
 mod openapi;
 mod runs;
+mod security;
 
 use std::time::Duration;
 
