@@ -1,7 +1,7 @@
 //! `POST /v1/agents/{agent}/agui` (and `POST /v1/agui` for the default agent): RunAgentInput in, a
 //! `text/event-stream` of AG-UI events out, translated from the runtime's events by [`Translator`].
 //!
-//! The thread key comes from `threadId` ([`thread_key`], tenant-scoped by the store); the prompt is the last
+//! The thread key comes from `threadId` ([`thread_key`]) within the caller's [`Tenant`] (tenants never share a thread); the prompt is the last
 //! user message, or — when the last message is a `tool` message — the frontend tool's result. Validation
 //! failures before streaming are plain JSON errors (the client reports `HTTP <status>: <body>`); once
 //! streaming, failures are `RUN_ERROR`. A closed connection (client abort) cancels the run. A run already
@@ -17,6 +17,7 @@ use axum::response::sse::Event as SseEvent;
 use tokio::sync::mpsc;
 
 use super::AppState;
+use super::auth::Tenant;
 use super::body::parse;
 use super::config::BusyPolicy;
 use super::error::ApiError;
@@ -29,28 +30,38 @@ use crate::runtime::{CallOptions, MessageOptions};
 #[utoipa::path(post, path = "/v1/agents/{agent}/agui", tag = "agui", params(("agent" = String, Path, description = "The agent name")), request_body(content = Object, content_type = "application/json", description = "An AG-UI RunAgentInput (threadId, runId, messages, tools, ...)"), responses((status = 200, description = "AG-UI events, one JSON event per SSE `data:` frame (RUN_STARTED ... RUN_FINISHED or RUN_ERROR)", content_type = "text/event-stream", body = String), (status = 400, description = "invalid_json", body = crate::server::openapi::ErrorBody), (status = 404, description = "Unknown agent, run or thread", body = crate::server::openapi::ErrorBody), (status = 409, description = "thread_busy: a run is active on the thread", body = crate::server::openapi::ErrorBody), (status = 422, description = "invalid_request: no user message", body = crate::server::openapi::ErrorBody), (status = 503, description = "shutting_down", body = crate::server::openapi::ErrorBody)))]
 pub async fn named(
     State(state): State<Arc<AppState>>,
+    tenant: Tenant,
     Path(agent): Path<String>,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    run(state, &agent, &body).await
+    run(state, &tenant, &agent, &body).await
 }
 
 /// `POST /v1/agui`: the default agent.
 #[utoipa::path(post, path = "/v1/agui", tag = "agui", request_body(content = Object, content_type = "application/json", description = "An AG-UI RunAgentInput, for the default agent"), responses((status = 200, description = "AG-UI events over SSE", content_type = "text/event-stream", body = String), (status = 400, description = "invalid_json", body = crate::server::openapi::ErrorBody), (status = 404, description = "No agent is configured", body = crate::server::openapi::ErrorBody), (status = 409, description = "thread_busy", body = crate::server::openapi::ErrorBody), (status = 422, description = "invalid_request", body = crate::server::openapi::ErrorBody), (status = 503, description = "shutting_down", body = crate::server::openapi::ErrorBody)))]
-pub async fn default_agent(State(state): State<Arc<AppState>>, body: Bytes) -> Result<Response, ApiError> {
+pub async fn default_agent(
+    State(state): State<Arc<AppState>>,
+    tenant: Tenant,
+    body: Bytes,
+) -> Result<Response, ApiError> {
     let name = state
         .agents
         .default_agent()
         .map(|a| a.name.clone())
         .ok_or_else(|| ApiError::not_found("no agent is configured"))?;
-    run(state, &name, &body).await
+    run(state, &tenant, &name, &body).await
 }
 
 fn data(ev: &AguiEvent) -> SseEvent {
     SseEvent::default().data(serde_json::to_string(ev).unwrap_or_default())
 }
 
-async fn run(state: Arc<AppState>, agent_name: &str, body: &[u8]) -> Result<Response, ApiError> {
+async fn run(
+    state: Arc<AppState>,
+    tenant: &Tenant,
+    agent_name: &str,
+    body: &[u8],
+) -> Result<Response, ApiError> {
     if state.shutdown.is_cancelled() {
         return Err(ApiError::shutting_down());
     }
@@ -65,7 +76,7 @@ async fn run(state: Arc<AppState>, agent_name: &str, body: &[u8]) -> Result<Resp
             .prompt()
             .ok_or_else(|| ApiError::invalid("messages", "no user message with text"))?,
     };
-    let tenant = crate::runtime::DEFAULT_TENANT;
+    let tenant = tenant.as_str();
     let key = (!input.thread_id.is_empty()).then(|| thread_key(&input.thread_id));
     let run_id = if input.run_id.is_empty() {
         format!("agui-{}", uuid::Uuid::now_v7())
@@ -97,6 +108,7 @@ async fn run(state: Arc<AppState>, agent_name: &str, body: &[u8]) -> Result<Resp
         return Ok(sse::response(out_rx, state.config.keep_alive));
     }
 
+    let slot = state.limits.acquire_run(tenant)?;
     let (tap_tx, mut tap_rx) = mpsc::unbounded_channel();
     let entry = state
         .runs
@@ -110,6 +122,7 @@ async fn run(state: Arc<AppState>, agent_name: &str, body: &[u8]) -> Result<Resp
                 prompt,
                 options: CallOptions::new(),
                 tap: Some(tap_tx),
+                slot: Some(slot),
             },
         )
         .await?;
