@@ -193,10 +193,7 @@ async fn tenancy_with_keys_a_non_loopback_bind_is_allowed_and_bad_tenants_are_re
         ],
         ..ServerConfig::for_tests()
     };
-    let err = Server::start(dup_key)
-        .await
-        .err()
-        .expect("a shared key is refused");
+    let err = Server::start(dup_key).await.expect_err("a shared key is refused");
     assert!(
         matches!(&err, ServerError::Config(m) if m.contains("already declared")),
         "{err}"
@@ -210,8 +207,7 @@ async fn tenancy_with_keys_a_non_loopback_bind_is_allowed_and_bad_tenants_are_re
     };
     let err = Server::start(dup_name)
         .await
-        .err()
-        .expect("a duplicate tenant is refused");
+        .expect_err("a duplicate tenant is refused");
     assert!(err.to_string().contains("duplicate tenant"), "{err}");
     assert!(
         TenantSpec::new("a").key("short").is_err(),
