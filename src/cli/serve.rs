@@ -2,7 +2,8 @@
 //!
 //! With no arguments it binds 127.0.0.1:8080, opens an SQLite store under the data directory, and offers
 //! the built-in `reference` agent plus one agent per supported CLI found on `PATH`. It prints exactly one
-//! line to stdout, `agent-adaptor listening on http://<addr>`; everything else goes to stderr. SIGINT or
+//! line to stdout, `agent-adaptor listening on http://<addr>`; everything else goes to stderr. `--config`
+//! (or `AGENT_ADAPTOR_CONFIG`) reads a TOML file ([`FileConfig`]); flags override it. SIGINT or
 //! SIGTERM shut it down gracefully; the exit code is 0 for a clean shutdown, 1 otherwise.
 
 use std::net::SocketAddr;
@@ -10,15 +11,19 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use agent_adaptor::server::{AgentSpec, BusyPolicy, Server, ServerConfig};
+use agent_adaptor::server::{AgentSpec, BusyPolicy, FileConfig, Server, ServerConfig};
 use clap::Args;
 
-/// Arguments of `serve`.
+/// Arguments of `serve`. Flags (and their environment variables) override the `--config` file, which
+/// overrides the built-in defaults.
 #[derive(Debug, Args)]
 pub struct ServeArgs {
-    /// Address to listen on (`127.0.0.1:0` picks a free port).
-    #[arg(long, env = "AGENT_ADAPTOR_BIND", default_value = "127.0.0.1:8080")]
-    bind: SocketAddr,
+    /// A TOML configuration file (see `examples/serve.toml`).
+    #[arg(long, env = "AGENT_ADAPTOR_CONFIG")]
+    config: Option<PathBuf>,
+    /// Address to listen on (`127.0.0.1:0` picks a free port). Default: 127.0.0.1:8080.
+    #[arg(long, env = "AGENT_ADAPTOR_BIND")]
+    bind: Option<SocketAddr>,
     /// Store: `memory`, `sqlite://path`, or a `postgres://` URL. Default: SQLite under the data directory.
     #[arg(long, env = "AGENT_ADAPTOR_STORE")]
     store: Option<String>,
@@ -38,15 +43,15 @@ pub struct ServeArgs {
     /// Do not add agents for CLIs found on PATH.
     #[arg(long)]
     no_discover: bool,
-    /// Delay between streamed chunks of the `reference` agent, in milliseconds.
-    #[arg(long, default_value_t = 20)]
-    reference_chunk_delay_ms: u64,
-    /// What an AG-UI run does when a run is active on its thread: `refuse` (409) or `supplement`.
-    #[arg(long, default_value = "refuse", value_parser = ["refuse", "supplement"])]
-    busy_policy: String,
-    /// Seconds graceful shutdown waits for runs.
-    #[arg(long, default_value_t = 10)]
-    shutdown_grace_secs: u64,
+    /// Delay between streamed chunks of the `reference` agent, in milliseconds (default 20).
+    #[arg(long)]
+    reference_chunk_delay_ms: Option<u64>,
+    /// What an AG-UI run does when a run is active on its thread: `refuse` (409, default) or `supplement`.
+    #[arg(long, value_parser = ["refuse", "supplement"])]
+    busy_policy: Option<String>,
+    /// Seconds graceful shutdown waits for runs (default 10).
+    #[arg(long)]
+    shutdown_grace_secs: Option<u64>,
 }
 
 fn data_dir(args: &ServeArgs) -> PathBuf {
@@ -59,8 +64,9 @@ fn data_dir(args: &ServeArgs) -> PathBuf {
     })
 }
 
-fn store_url(args: &ServeArgs) -> Result<String, String> {
-    match args.store.as_deref() {
+/// The store URL: the flag, else the file's, else SQLite under the data directory.
+fn store_url(args: &ServeArgs, from_file: Option<String>) -> Result<String, String> {
+    match args.store.clone().or(from_file).as_deref() {
         Some("memory") | Some("memory:") => Ok("memory:".into()),
         Some(url) => Ok(url.to_owned()),
         None => {
@@ -69,6 +75,49 @@ fn store_url(args: &ServeArgs) -> Result<String, String> {
             Ok(format!("sqlite://{}", dir.join("agent-adaptor.db").display()))
         }
     }
+}
+
+/// Defaults, then the file, then the flags.
+fn config(args: &ServeArgs) -> Result<ServerConfig, String> {
+    let mut config = ServerConfig {
+        agents: vec![AgentSpec::new("reference", "reference")],
+        ..ServerConfig::default()
+    };
+    let mut file_store = None;
+    if let Some(path) = &args.config {
+        let file = FileConfig::load(path).map_err(|e| e.to_string())?;
+        file_store = file.store.clone();
+        config = file
+            .apply(config, |var| std::env::var(var).ok())
+            .map_err(|e| e.to_string())?;
+    }
+    config.store_url = store_url(args, file_store)?;
+    if let Some(b) = args.bind {
+        config.bind = b;
+    }
+    if !args.cors_origins.is_empty() {
+        config.cors_origins = args.cors_origins.clone();
+    }
+    if args.allow_remote_without_auth {
+        config.allow_remote_without_auth = true;
+    }
+    if args.no_discover {
+        config.discover_clis = false;
+    }
+    if let Some(ms) = args.reference_chunk_delay_ms {
+        config.reference_chunk_delay = Duration::from_millis(ms);
+    }
+    if let Some(p) = args.busy_policy.as_deref() {
+        config.busy_policy = if p == "supplement" {
+            BusyPolicy::Supplement
+        } else {
+            BusyPolicy::Refuse
+        };
+    }
+    if let Some(s) = args.shutdown_grace_secs {
+        config.shutdown_grace = Duration::from_secs(s);
+    }
+    Ok(config)
 }
 
 async fn terminate() {
@@ -95,29 +144,15 @@ async fn terminate() {
 
 /// Runs the service until a signal.
 pub async fn serve(args: ServeArgs) -> ExitCode {
-    let store_url = match store_url(&args) {
-        Ok(u) => u,
+    let config = match config(&args) {
+        Ok(c) => c,
         Err(e) => {
             eprintln!("agent-adaptor: {e}");
             return ExitCode::from(2);
         }
     };
-    let config = ServerConfig {
-        bind: args.bind,
-        store_url: store_url.clone(),
-        agents: vec![AgentSpec::new("reference", "reference")],
-        discover_clis: !args.no_discover,
-        cors_origins: args.cors_origins.clone(),
-        reference_chunk_delay: Duration::from_millis(args.reference_chunk_delay_ms),
-        busy_policy: if args.busy_policy == "supplement" {
-            BusyPolicy::Supplement
-        } else {
-            BusyPolicy::Refuse
-        },
-        shutdown_grace: Duration::from_secs(args.shutdown_grace_secs),
-        allow_remote_without_auth: args.allow_remote_without_auth,
-        ..ServerConfig::default()
-    };
+    let store_url = config.store_url.clone();
+    let tenants = config.tenants.len();
     let server = match Server::start(config).await {
         Ok(s) => s,
         Err(e) => {
@@ -134,6 +169,11 @@ pub async fn serve(args: ServeArgs) -> ExitCode {
     println!("agent-adaptor listening on {}", server.url());
     eprintln!("agent-adaptor: store {}", redact_url(&store_url));
     eprintln!("agent-adaptor: agents {}", agents.join(", "));
+    if tenants == 0 {
+        eprintln!("agent-adaptor: no API keys configured: dev mode, every request is tenant \"default\"");
+    } else {
+        eprintln!("agent-adaptor: {tenants} tenant(s); /v1 requires an API key");
+    }
     eprintln!(
         "agent-adaptor: AG-UI at {url}/v1/agents/<agent>/agui, REST at {url}/v1, health at {url}/healthz",
         url = server.url()

@@ -5,7 +5,7 @@ use serde_json::{Map, Value};
 
 /// What records keep beyond the defaults. All flags default to off.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct ExposurePolicy {
     /// Result metadata (driver-reported key/values) and model/provider identities.
     pub include_metadata: bool,

@@ -164,9 +164,11 @@ pub fn driver_for(
 
 /// The default policy of a served agent: like the library's, except that questions are asked of the
 /// client (it answers them over `POST /v1/runs/{id}/approvals/{id}` or in its AG-UI frontend) when the
-/// driver can ask; a library caller without a UI keeps the portable auto-deny.
-fn service_policy(descriptor: &Descriptor) -> Policy {
+/// driver can ask; a library caller without a UI keeps the portable auto-deny. Unanswered requests wait
+/// the service's `approval_timeout`.
+fn service_policy(descriptor: &Descriptor, approval_timeout: Duration) -> Policy {
     let mut policy = Policy::default();
+    policy.approvals = policy.approvals.with_timeout(approval_timeout);
     if descriptor.run_policy.question.contains(&DecisionMode::Ask) {
         policy.approvals.question = QuestionMode::Ask;
     }
@@ -234,7 +236,7 @@ pub fn build(config: &ServerConfig, store: &Arc<dyn ThreadStore>) -> Result<Agen
             .find(|(p, _, _)| *p == spec.provider)
             .and_then(|(_, command, env_var)| find_cli(command, env_var));
         let driver = driver_for(&spec, program, config)?;
-        let policy = service_policy(&driver.descriptor());
+        let policy = service_policy(&driver.descriptor(), config.approval_timeout);
         let agent = Agent::builder_arc(driver)
             .thread_store(store.clone())
             .policy(policy)

@@ -1,4 +1,5 @@
-//! The service configuration: bind address, store, agents, CORS, keep-alive and shutdown timing.
+//! The service configuration: bind address, store, agents, tenants and their API keys, limits, retention,
+//! CORS, keep-alive and shutdown timing. [`super::file`] reads it from a TOML file.
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -6,6 +7,9 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::auth::TenantSpec;
+use super::limits::Limits;
+use super::retention::RetentionSettings;
 use crate::recorder::ExposurePolicy;
 
 /// One agent the service offers: a name in the URL, the provider that drives it and its configuration.
@@ -83,6 +87,13 @@ pub struct ServerConfig {
     /// Serve on a non-loopback address although the service has no API keys yet (dev mode). Off by
     /// default: without it, [`Server::start`](super::Server::start) refuses such an address.
     pub allow_remote_without_auth: bool,
+    /// The tenants and their API keys. With no key at all the service is in dev mode: every request is
+    /// tenant `default` and only loopback binds are allowed (unless `allow_remote_without_auth`).
+    pub tenants: Vec<TenantSpec>,
+    /// The default per-tenant limits (each tenant may override them).
+    pub limits: Limits,
+    /// The retention of the run event log, enforced by a background task.
+    pub retention: RetentionSettings,
 }
 
 impl Default for ServerConfig {
@@ -101,6 +112,9 @@ impl Default for ServerConfig {
             reference_chunk_delay: Duration::from_millis(20),
             owner: format!("replica-{}", uuid::Uuid::now_v7()),
             allow_remote_without_auth: false,
+            tenants: Vec::new(),
+            limits: Limits::default(),
+            retention: RetentionSettings::default(),
         }
     }
 }

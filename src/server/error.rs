@@ -23,6 +23,8 @@ pub struct ApiError {
     pub field: Option<String>,
     /// Seconds to wait before retrying (429, 503).
     pub retry_after: Option<u64>,
+    /// The `WWW-Authenticate` challenge of a 401.
+    pub challenge: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -47,7 +49,26 @@ impl ApiError {
             message: message.into(),
             field: None,
             retry_after: None,
+            challenge: None,
         }
+    }
+
+    /// 401 `unauthorized` with a Bearer challenge (`error="invalid_token"` when a key was presented).
+    pub fn unauthorized(message: impl Into<String>, presented: bool) -> Self {
+        let mut e = ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", message);
+        e.challenge = Some(if presented {
+            r#"Bearer realm="agent-adaptor", error="invalid_token""#.to_owned()
+        } else {
+            r#"Bearer realm="agent-adaptor""#.to_owned()
+        });
+        e
+    }
+
+    /// 429 with `code` and `Retry-After: retry_after` seconds (at least 1).
+    pub fn too_many(code: &'static str, message: impl Into<String>, retry_after: u64) -> Self {
+        let mut e = ApiError::new(StatusCode::TOO_MANY_REQUESTS, code, message);
+        e.retry_after = Some(retry_after.max(1));
+        e
     }
 
     /// Names the offending field.
@@ -148,6 +169,11 @@ impl IntoResponse for ApiError {
             && let Ok(v) = HeaderValue::from_str(&secs.to_string())
         {
             resp.headers_mut().insert(header::RETRY_AFTER, v);
+        }
+        if let Some(c) = &self.challenge
+            && let Ok(v) = HeaderValue::from_str(c)
+        {
+            resp.headers_mut().insert(header::WWW_AUTHENTICATE, v);
         }
         resp
     }

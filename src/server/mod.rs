@@ -4,6 +4,10 @@
 //! | file | owns |
 //! |---|---|
 //! | `config` | [`ServerConfig`], [`AgentSpec`], the AG-UI busy policy |
+//! | `file` | the TOML configuration file (`serve --config`) |
+//! | `auth` | tenants, hashed API keys, the [`Tenant`] extractor and the `/v1` guard (401, rate limit) |
+//! | `limits` | per-tenant limits: concurrent runs and request rate (429 + `Retry-After`) |
+//! | `retention` | the background task that applies the event-log retention policy |
 //! | `agents` | building agents from specs and discovering CLIs (adding a provider = one match arm) |
 //! | `runs` | the run registry, the per-run pump recording events, live approvals |
 //! | `rest` | agents, runs, run events, approvals, messages, health |
@@ -19,11 +23,15 @@
 
 pub mod agents;
 mod agui;
+pub mod auth;
 mod body;
 pub mod config;
 pub mod error;
+pub mod file;
+pub mod limits;
 pub mod openapi;
 mod rest;
+pub mod retention;
 pub mod runs;
 mod sse;
 mod threads;
@@ -34,16 +42,24 @@ use std::sync::Arc;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::http::{HeaderName, HeaderValue, Method};
+use axum::middleware;
 use axum::routing::{get, post};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tower_http::cors::{AllowOrigin, Any, CorsLayer};
 
 pub use agents::{AgentEntry, AgentError, Agents};
+pub use auth::{AuthConfigError, Tenant, TenantSpec};
 pub use config::{AgentSpec, BusyPolicy, ServerConfig};
 pub use error::ApiError;
+pub use file::{ConfigError, FileConfig};
+pub use limits::Limits;
+pub use retention::RetentionSettings;
 
 use crate::store::{StoreError, ThreadStore};
+use auth::Auth;
+use limits::Limiter;
+use retention::RetentionMetrics;
 use runs::RunRegistry;
 
 /// Why the service could not start or stopped badly.
@@ -63,10 +79,13 @@ pub enum ServerError {
         /// The I/O error.
         source: std::io::Error,
     },
+    /// The tenants or limits of the configuration are unusable.
+    #[error("config: {0}")]
+    Config(String),
     /// A non-loopback address was asked for while the service has no authentication (dev mode).
     #[error(
-        "refusing to serve {0} without authentication: bind a loopback address, or pass \
-         --allow-remote-without-auth to expose an unauthenticated service on purpose"
+        "refusing to serve {0} without authentication: configure tenants with API keys, bind a loopback \
+         address, or pass --allow-remote-without-auth to expose an unauthenticated service on purpose"
     )]
     InsecureBind(SocketAddr),
     /// Serving failed.
@@ -89,6 +108,12 @@ pub struct AppState {
     pub runs: Arc<RunRegistry>,
     /// Fires when shutdown begins.
     pub shutdown: CancellationToken,
+    /// The API keys and their tenants.
+    pub auth: Auth,
+    /// The per-tenant limits.
+    pub limits: Arc<Limiter>,
+    /// What the retention task did.
+    pub retention: Arc<RetentionMetrics>,
 }
 
 impl std::fmt::Debug for AppState {
@@ -107,6 +132,7 @@ pub struct RunningServer {
     addr: SocketAddr,
     state: Arc<AppState>,
     task: tokio::task::JoinHandle<std::io::Result<()>>,
+    retention: Option<tokio::task::JoinHandle<()>>,
 }
 
 fn cors(origins: &[String]) -> Option<CorsLayer> {
@@ -127,13 +153,12 @@ fn cors(origins: &[String]) -> Option<CorsLayer> {
     )
 }
 
-/// The router over `state`.
+/// The router over `state`. Every `/v1/*` route sits behind [`auth::guard`] (API key -> tenant, request
+/// rate); health, readiness, metrics and the OpenAPI document stay open.
 pub fn router(state: Arc<AppState>) -> Router {
     let limit = state.config.body_limit;
     let cors = cors(&state.config.cors_origins);
-    let r = Router::new()
-        .route("/healthz", get(rest::healthz))
-        .route("/readyz", get(rest::readyz))
+    let v1 = Router::new()
         .route("/v1/agents", get(rest::list_agents))
         .route("/v1/agents/{agent}", get(rest::get_agent))
         .route("/v1/agents/{agent}/agui", post(agui::named))
@@ -147,13 +172,18 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/v1/agents/{agent}/threads/{key}", get(threads::get))
         .route("/v1/agents/{agent}/threads/{key}/archive", post(threads::archive))
         .route("/v1/agents/{agent}/threads/{key}/events", get(threads::history))
-        .route("/metrics", get(threads::metrics))
         .route("/v1/runs/{run_id}", get(rest::get_run))
         .route("/v1/runs/{run_id}/cancel", post(rest::cancel_run))
         .route("/v1/runs/{run_id}/events", get(rest::run_events))
         .route("/v1/runs/{run_id}/messages", post(rest::post_message))
         .route("/v1/runs/{run_id}/approvals", get(rest::list_approvals))
         .route("/v1/runs/{run_id}/approvals/{id}", post(rest::decide))
+        .route_layer(middleware::from_fn_with_state(state.clone(), auth::guard));
+    let r = Router::new()
+        .route("/healthz", get(rest::healthz))
+        .route("/readyz", get(rest::readyz))
+        .route("/metrics", get(threads::metrics))
+        .merge(v1)
         .merge(openapi::routes())
         .fallback(|| async { ApiError::not_found("no such route") })
         .layer(DefaultBodyLimit::max(limit))
@@ -167,9 +197,14 @@ pub fn router(state: Arc<AppState>) -> Router {
 impl Server {
     /// Opens the store, builds the agents, binds `config.bind` and starts serving.
     pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
-        if !config.bind.ip().is_loopback() && !config.allow_remote_without_auth {
+        let auth = Auth::new(&config.tenants).map_err(|e| ServerError::Config(e.to_string()))?;
+        for l in std::iter::once(&config.limits).chain(config.tenants.iter().map(|t| &t.limits)) {
+            l.validate().map_err(ServerError::Config)?;
+        }
+        if !auth.enabled() && !config.bind.ip().is_loopback() && !config.allow_remote_without_auth {
             return Err(ServerError::InsecureBind(config.bind));
         }
+        let limits = Arc::new(Limiter::new(config.limits, &config.tenants));
         let store = crate::store::open(&config.store_url).await?;
         let agents = agents::build(&config, &store)?;
         let listener = TcpListener::bind(config.bind)
@@ -188,7 +223,16 @@ impl Server {
             store,
             runs: Arc::new(RunRegistry::default()),
             shutdown: CancellationToken::new(),
+            auth,
+            limits,
+            retention: Arc::new(RetentionMetrics::default()),
         });
+        let retention = retention::spawn(
+            state.store.clone(),
+            state.config.retention.clone(),
+            state.retention.clone(),
+            state.shutdown.clone(),
+        );
         let app = router(state.clone());
         let token = state.shutdown.clone();
         let task = tokio::spawn(async move {
@@ -196,7 +240,12 @@ impl Server {
                 .with_graceful_shutdown(token.cancelled_owned())
                 .await
         });
-        Ok(RunningServer { addr, state, task })
+        Ok(RunningServer {
+            addr,
+            state,
+            task,
+            retention,
+        })
     }
 }
 
@@ -228,6 +277,9 @@ impl RunningServer {
         }
         let drained = self.state.runs.drain(grace).await;
         self.state.agents.close(grace).await;
+        if let Some(r) = self.retention {
+            let _ = tokio::time::timeout(grace, r).await;
+        }
         let served = tokio::time::timeout(grace, self.task).await;
         if !drained {
             return Err(ServerError::Undrained(self.state.runs.live().len()));

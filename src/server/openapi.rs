@@ -26,7 +26,8 @@ pub struct ErrorDetail {
     /// `unsupported_media_type` (415), `body_too_large` (413), `unreadable_body` (400), `thread_busy` (409),
     /// `run_finished` (409), `run_cancelled` (409), `approval_resolved` (409), `approval_expired` (410),
     /// `approval_unavailable` (410), `approval_kind_mismatch` (422), `message_unsupported` (422),
-    /// `messages_disabled` (403), `message_too_large` (413), `shutting_down` (503, `Retry-After`),
+    /// `messages_disabled` (403), `message_too_large` (413), `unauthorized` (401, `WWW-Authenticate`),
+    /// `rate_limited` (429, `Retry-After`), `too_many_runs` (429, `Retry-After`), `shutting_down` (503, `Retry-After`),
     /// `store_unavailable` (503, `Retry-After`), `store_error` (500).
     pub code: String,
     /// A human-readable message.
@@ -229,6 +230,7 @@ pub struct HistoryPage {
         rest::decide,
     ),
     components(schemas(ErrorBody, ErrorDetail)),
+    modifiers(&Security),
     tags(
         (name = "health", description = "Liveness, readiness and Prometheus metrics"),
         (name = "agents", description = "The configured agents"),
@@ -239,6 +241,89 @@ pub struct HistoryPage {
     )
 )]
 pub struct ApiDoc;
+
+/// Adds the API-key security schemes (`Authorization: Bearer` or `X-API-Key`) and, on every `/v1/*`
+/// operation, the security requirement and the `401` and `429` answers of [`super::auth::guard`]. Done
+/// here rather than on each handler so a new `/v1` route is documented like the others automatically.
+struct Security;
+
+impl utoipa::Modify for Security {
+    fn modify(&self, doc: &mut utoipa::openapi::OpenApi) {
+        use utoipa::openapi::security::{
+            ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityRequirement, SecurityScheme,
+        };
+        use utoipa::openapi::{ContentBuilder, Ref, ResponseBuilder, header::HeaderBuilder};
+
+        let components = doc.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(
+                HttpBuilder::new()
+                    .scheme(HttpAuthScheme::Bearer)
+                    .description(Some(
+                        "A tenant's API key as `Authorization: Bearer <key>` (not needed in dev mode, \
+                         when no key is configured)",
+                    ))
+                    .build(),
+            ),
+        );
+        components.add_security_scheme(
+            "api_key",
+            SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::with_description(
+                "X-API-Key",
+                "A tenant's API key, as an alternative to the bearer header",
+            ))),
+        );
+        let error = || {
+            ContentBuilder::new()
+                .schema(Some(Ref::from_schema_name("ErrorBody")))
+                .build()
+        };
+        let unauthorized = ResponseBuilder::new()
+            .description("unauthorized: the API key is missing or unknown (`WWW-Authenticate: Bearer`)")
+            .header(
+                "WWW-Authenticate",
+                HeaderBuilder::new()
+                    .description(Some("The Bearer challenge"))
+                    .build(),
+            )
+            .content("application/json", error())
+            .build();
+        let too_many = ResponseBuilder::new()
+            .description("rate_limited or too_many_runs: a per-tenant limit (`Retry-After`)")
+            .header(
+                "Retry-After",
+                HeaderBuilder::new().description(Some("Seconds to wait")).build(),
+            )
+            .content("application/json", error())
+            .build();
+        let security = vec![
+            SecurityRequirement::new("bearer", Vec::<String>::new()),
+            SecurityRequirement::new("api_key", Vec::<String>::new()),
+        ];
+        for (path, item) in doc.paths.paths.iter_mut() {
+            if !path.starts_with("/v1/") {
+                continue;
+            }
+            let ops = [
+                &mut item.get,
+                &mut item.put,
+                &mut item.post,
+                &mut item.delete,
+                &mut item.patch,
+            ];
+            for op in ops.into_iter().flatten() {
+                op.security = Some(security.clone());
+                op.responses
+                    .responses
+                    .insert("401".into(), unauthorized.clone().into());
+                op.responses
+                    .responses
+                    .insert("429".into(), too_many.clone().into());
+            }
+        }
+    }
+}
 
 /// The generated OpenAPI document.
 pub fn document() -> utoipa::openapi::OpenApi {

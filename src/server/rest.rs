@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use super::AppState;
+use super::auth::Tenant;
 use super::body::JsonBody;
 use super::error::ApiError;
 use super::runs::{RunEntry, StartRun, approval_json, outcome_state};
@@ -23,11 +24,6 @@ use crate::driver::{ApprovalPolicy, DecisionKind, Policy, Timing};
 use crate::recorder::Recorder;
 use crate::runtime::{CallOptions, MessageOptions};
 use crate::store::{ApprovalState, RunState, StoreError};
-
-/// The tenant of a request (a single tenant until API keys are configured).
-pub fn tenant() -> &'static str {
-    crate::runtime::DEFAULT_TENANT
-}
 
 /// `GET /healthz`: the process answers.
 #[utoipa::path(get, path = "/healthz", tag = "health", responses((status = 200, description = "The process answers", body = crate::server::openapi::Health)))]
@@ -156,6 +152,7 @@ pub fn run_view(entry: &RunEntry) -> Value {
 
 async fn start(
     state: Arc<AppState>,
+    tenant: &Tenant,
     agent: &str,
     key: Option<String>,
     body: StartRunBody,
@@ -168,6 +165,7 @@ async fn start(
         .get(agent)
         .ok_or_else(|| ApiError::not_found(format!("no agent named {agent:?}")))?;
     let options = body.options()?;
+    let slot = state.limits.acquire_run(tenant.as_str())?;
     let entry = state
         .runs
         .start(
@@ -175,11 +173,12 @@ async fn start(
             &state.config.owner,
             StartRun {
                 agent: a,
-                tenant: tenant(),
+                tenant: tenant.as_str(),
                 thread_key: key,
                 prompt: body.prompt,
                 options,
                 tap: None,
+                slot: Some(slot),
             },
         )
         .await?;
@@ -190,37 +189,40 @@ async fn start(
 #[utoipa::path(post, path = "/v1/agents/{agent}/runs", tag = "runs", params(("agent" = String, Path, description = "The agent name")), request_body = StartRunBody, responses((status = 201, description = "The run started", body = crate::server::openapi::RunView), (status = 400, description = "invalid_json", body = crate::server::openapi::ErrorBody), (status = 404, description = "Unknown agent, run or thread", body = crate::server::openapi::ErrorBody), (status = 415, description = "unsupported_media_type", body = crate::server::openapi::ErrorBody), (status = 422, description = "invalid_request", body = crate::server::openapi::ErrorBody), (status = 503, description = "shutting_down", body = crate::server::openapi::ErrorBody)))]
 pub async fn start_stateless(
     State(state): State<Arc<AppState>>,
+    tenant: Tenant,
     Path(agent): Path<String>,
     JsonBody(body): JsonBody<StartRunBody>,
 ) -> Result<Response, ApiError> {
-    start(state, &agent, None, body).await
+    start(state, &tenant, &agent, None, body).await
 }
 
 /// `POST /v1/agents/{agent}/threads/{key}/runs`: a run on a thread.
 #[utoipa::path(post, path = "/v1/agents/{agent}/threads/{key}/runs", tag = "runs", params(("agent" = String, Path, description = "The agent name"), ("key" = String, Path, description = "The thread key (1 to 512 bytes)")), request_body = StartRunBody, responses((status = 201, description = "The run started on the thread", body = crate::server::openapi::RunView), (status = 400, description = "invalid_json", body = crate::server::openapi::ErrorBody), (status = 404, description = "Unknown agent, run or thread", body = crate::server::openapi::ErrorBody), (status = 409, description = "thread_busy", body = crate::server::openapi::ErrorBody), (status = 415, description = "unsupported_media_type", body = crate::server::openapi::ErrorBody), (status = 422, description = "invalid_request", body = crate::server::openapi::ErrorBody), (status = 503, description = "shutting_down", body = crate::server::openapi::ErrorBody)))]
 pub async fn start_on_thread(
     State(state): State<Arc<AppState>>,
+    tenant: Tenant,
     Path((agent, key)): Path<(String, String)>,
     JsonBody(body): JsonBody<StartRunBody>,
 ) -> Result<Response, ApiError> {
     if key.is_empty() || key.len() > 512 {
         return Err(ApiError::invalid("key", "thread keys are 1 to 512 bytes"));
     }
-    start(state, &agent, Some(key), body).await
+    start(state, &tenant, &agent, Some(key), body).await
 }
 
 /// `GET /v1/runs/{run_id}`.
 #[utoipa::path(get, path = "/v1/runs/{run_id}", tag = "runs", params(("run_id" = String, Path, description = "The run id")), responses((status = 200, description = "The run", body = crate::server::openapi::RunView), (status = 404, description = "Unknown agent, run or thread", body = crate::server::openapi::ErrorBody)))]
 pub async fn get_run(
     State(state): State<Arc<AppState>>,
+    tenant: Tenant,
     Path(run_id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
-    if let Some(entry) = state.runs.get(tenant(), &run_id) {
+    if let Some(entry) = state.runs.get(tenant.as_str(), &run_id) {
         return Ok(Json(run_view(&entry)));
     }
     let r = state
         .store
-        .get_run(tenant(), &run_id)
+        .get_run(tenant.as_str(), &run_id)
         .await
         .map_err(ApiError::store)?
         .ok_or_else(|| ApiError::not_found(format!("no run {run_id:?}")))?;
@@ -234,12 +236,13 @@ pub async fn get_run(
 #[utoipa::path(post, path = "/v1/runs/{run_id}/cancel", tag = "runs", params(("run_id" = String, Path, description = "The run id")), responses((status = 202, description = "Cancellation requested", body = crate::server::openapi::RunView), (status = 404, description = "Unknown agent, run or thread", body = crate::server::openapi::ErrorBody), (status = 409, description = "run_finished", body = crate::server::openapi::ErrorBody)))]
 pub async fn cancel_run(
     State(state): State<Arc<AppState>>,
+    tenant: Tenant,
     Path(run_id): Path<String>,
 ) -> Result<Response, ApiError> {
-    let Some(entry) = state.runs.get(tenant(), &run_id) else {
+    let Some(entry) = state.runs.get(tenant.as_str(), &run_id) else {
         return match state
             .store
-            .get_run(tenant(), &run_id)
+            .get_run(tenant.as_str(), &run_id)
             .await
             .map_err(ApiError::store)?
         {
@@ -289,13 +292,14 @@ fn cursor(headers: &HeaderMap, query: &EventsQuery) -> Result<u64, ApiError> {
 #[utoipa::path(get, path = "/v1/runs/{run_id}/events", tag = "runs", params(("run_id" = String, Path, description = "The run id"), ("after" = Option<String>, Query, description = "Replay events with a sequence above this"), ("Last-Event-ID" = Option<String>, Header, description = "Resume after this sequence (wins over `after`)")), responses((status = 200, description = "The run's events: `id:` sequence, `event:` kind, `data:` JSON; replayed then followed live; a `shutdown` frame when the service stops", content_type = "text/event-stream", body = String), (status = 404, description = "Unknown agent, run or thread", body = crate::server::openapi::ErrorBody), (status = 422, description = "invalid_request: bad cursor", body = crate::server::openapi::ErrorBody)))]
 pub async fn run_events(
     State(state): State<Arc<AppState>>,
+    tenant: Tenant,
     Path(run_id): Path<String>,
     headers: HeaderMap,
     Query(query): Query<EventsQuery>,
 ) -> Result<Response, ApiError> {
     let after = cursor(&headers, &query)?;
     let (tx, rx) = mpsc::channel(64);
-    if let Some(entry) = state.runs.get(tenant(), &run_id) {
+    if let Some(entry) = state.runs.get(tenant.as_str(), &run_id) {
         let runs = state.runs.clone();
         let shutdown = state.shutdown.clone();
         tokio::spawn(async move {
@@ -306,7 +310,7 @@ pub async fn run_events(
     } else {
         let run = state
             .store
-            .get_run(tenant(), &run_id)
+            .get_run(tenant.as_str(), &run_id)
             .await
             .map_err(ApiError::store)?
             .ok_or_else(|| ApiError::not_found(format!("no run {run_id:?}")))?;
@@ -315,7 +319,7 @@ pub async fn run_events(
             .get(&run.agent)
             .map(|a| a.exposure)
             .unwrap_or_default();
-        let recorder = Recorder::new(state.store.clone(), tenant(), exposure);
+        let recorder = Recorder::new(state.store.clone(), tenant.as_str(), exposure);
         tokio::spawn(sse::replay(recorder, run_id, after, exposure, tx));
     }
     Ok(sse::response(rx, state.config.keep_alive))
@@ -325,9 +329,10 @@ pub async fn run_events(
 #[utoipa::path(get, path = "/v1/runs/{run_id}/approvals", tag = "approvals", params(("run_id" = String, Path, description = "The run id")), responses((status = 200, description = "The run's approvals", body = crate::server::openapi::ApprovalList), (status = 404, description = "Unknown agent, run or thread", body = crate::server::openapi::ErrorBody)))]
 pub async fn list_approvals(
     State(state): State<Arc<AppState>>,
+    tenant: Tenant,
     Path(run_id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
-    if let Some(entry) = state.runs.get(tenant(), &run_id)
+    if let Some(entry) = state.runs.get(tenant.as_str(), &run_id)
         && !entry.is_finished()
     {
         let live: Vec<Value> = entry.pending_approvals().iter().map(approval_json).collect();
@@ -335,7 +340,7 @@ pub async fn list_approvals(
     }
     if state
         .store
-        .get_run(tenant(), &run_id)
+        .get_run(tenant.as_str(), &run_id)
         .await
         .map_err(ApiError::store)?
         .is_none()
@@ -344,7 +349,7 @@ pub async fn list_approvals(
     }
     let stored = state
         .store
-        .list_approvals(tenant(), &run_id, true)
+        .list_approvals(tenant.as_str(), &run_id, true)
         .await
         .map_err(ApiError::store)?;
     let list: Vec<Value> = stored
@@ -391,16 +396,17 @@ pub enum Decision {
 #[utoipa::path(post, path = "/v1/runs/{run_id}/approvals/{id}", tag = "approvals", params(("run_id" = String, Path, description = "The run id"), ("id" = String, Path, description = "The approval id")), request_body = DecisionBody, responses((status = 200, description = "The decision is delivered", body = crate::server::openapi::DecisionAccepted), (status = 400, description = "invalid_json", body = crate::server::openapi::ErrorBody), (status = 404, description = "Unknown agent, run or thread", body = crate::server::openapi::ErrorBody), (status = 409, description = "approval_resolved", body = crate::server::openapi::ErrorBody), (status = 410, description = "approval_expired or approval_unavailable", body = crate::server::openapi::ErrorBody), (status = 422, description = "approval_kind_mismatch or invalid_request", body = crate::server::openapi::ErrorBody)))]
 pub async fn decide(
     State(state): State<Arc<AppState>>,
+    tenant: Tenant,
     Path((run_id, id)): Path<(String, String)>,
     JsonBody(body): JsonBody<DecisionBody>,
 ) -> Result<Json<Value>, ApiError> {
-    let entry = state.runs.get(tenant(), &run_id);
+    let entry = state.runs.get(tenant.as_str(), &run_id);
     let live = entry.as_ref().and_then(|e| e.approval(&id));
     let Some(req) = live else {
         // Not live here: answer from the durable record.
         if state
             .store
-            .get_run(tenant(), &run_id)
+            .get_run(tenant.as_str(), &run_id)
             .await
             .map_err(ApiError::store)?
             .is_none()
@@ -409,7 +415,7 @@ pub async fn decide(
         }
         let stored = state
             .store
-            .list_approvals(tenant(), &run_id, false)
+            .list_approvals(tenant.as_str(), &run_id, false)
             .await
             .map_err(ApiError::store)?;
         return match stored.into_iter().find(|a| a.request_id == id) {
@@ -448,7 +454,7 @@ pub async fn decide(
         // Answered or expired in the runtime already: tell which from the durable record.
         let stored = state
             .store
-            .list_approvals(tenant(), &run_id, false)
+            .list_approvals(tenant.as_str(), &run_id, false)
             .await
             .map_err(ApiError::store)?;
         let resolved = stored
@@ -463,7 +469,7 @@ pub async fn decide(
     let decision = serde_json::to_value(&body).unwrap_or(Value::Null);
     match state
         .store
-        .resolve_approval(tenant(), &id, decision.clone())
+        .resolve_approval(tenant.as_str(), &id, decision.clone())
         .await
     {
         Ok(_) => {}
@@ -504,16 +510,17 @@ pub struct MessageBody {
 #[utoipa::path(post, path = "/v1/runs/{run_id}/messages", tag = "runs", params(("run_id" = String, Path, description = "The run id")), request_body = MessageBody, responses((status = 202, description = "The message is admitted", body = crate::server::openapi::MessageAccepted), (status = 400, description = "invalid_json", body = crate::server::openapi::ErrorBody), (status = 403, description = "messages_disabled", body = crate::server::openapi::ErrorBody), (status = 404, description = "Unknown agent, run or thread", body = crate::server::openapi::ErrorBody), (status = 409, description = "run_finished or run_cancelled", body = crate::server::openapi::ErrorBody), (status = 413, description = "message_too_large", body = crate::server::openapi::ErrorBody), (status = 422, description = "invalid_request or message_unsupported", body = crate::server::openapi::ErrorBody)))]
 pub async fn post_message(
     State(state): State<Arc<AppState>>,
+    tenant: Tenant,
     Path(run_id): Path<String>,
     JsonBody(body): JsonBody<MessageBody>,
 ) -> Result<Response, ApiError> {
     if body.text.trim().is_empty() {
         return Err(ApiError::invalid("text", "the message is empty"));
     }
-    let Some(entry) = state.runs.get(tenant(), &run_id) else {
+    let Some(entry) = state.runs.get(tenant.as_str(), &run_id) else {
         return match state
             .store
-            .get_run(tenant(), &run_id)
+            .get_run(tenant.as_str(), &run_id)
             .await
             .map_err(ApiError::store)?
         {

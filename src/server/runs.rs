@@ -22,6 +22,7 @@ use tokio_util::task::TaskTracker;
 
 use super::agents::AgentEntry;
 use super::error::ApiError;
+use super::limits::RunSlot;
 use crate::recorder::{Recorder, expose};
 use crate::runtime::{ApprovalRequest, CallOptions, Event, FailureReason, Payload, RunOutcome, Stream};
 use crate::store::{Approval, ApprovalState, RunRecord, RunState, ThreadStore};
@@ -172,6 +173,8 @@ pub struct StartRun<'a> {
     pub options: CallOptions,
     /// A copy of every typed event, for the AG-UI translator.
     pub tap: Option<mpsc::UnboundedSender<Event>>,
+    /// The tenant's concurrent-run slot, held until the run's pump ends.
+    pub slot: Option<RunSlot>,
 }
 
 impl RunRegistry {
@@ -309,6 +312,7 @@ impl RunRegistry {
             store: store.clone(),
             tap: req.tap,
             busy_key,
+            slot: req.slot,
         };
         self.metrics.started.fetch_add(1, Ordering::Relaxed);
         self.tracker.spawn(pump.run());
@@ -323,6 +327,7 @@ struct Pump {
     store: Arc<dyn ThreadStore>,
     tap: Option<mpsc::UnboundedSender<Event>>,
     busy_key: Option<(String, String, String)>,
+    slot: Option<RunSlot>,
 }
 
 /// The store state and JSON of a finished run's outcome.
@@ -345,7 +350,7 @@ pub fn outcome_state(outcome: &RunOutcome) -> (RunState, Option<Value>, Option<V
 }
 
 impl Pump {
-    async fn run(self) {
+    async fn run(mut self) {
         let entry = &self.entry;
         let mut events = entry.stream.events();
         let policy = *self.recorder.policy();
@@ -410,6 +415,7 @@ impl Pump {
                 busy.remove(key);
             }
         }
+        drop(self.slot.take());
         entry.progress.send_modify(|p| p.1 = true);
         drop(self.tap);
         let registry = self.registry.clone();

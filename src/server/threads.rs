@@ -10,8 +10,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::AppState;
+use super::auth::Tenant;
 use super::error::ApiError;
-use super::rest::tenant;
 use crate::recorder::Recorder;
 use crate::store::Page;
 
@@ -38,6 +38,7 @@ pub struct PageQuery {
 #[utoipa::path(get, path = "/v1/agents/{agent}/threads", tag = "threads", params(("agent" = String, Path, description = "The agent name"), ("after" = Option<String>, Query, description = "Exclusive lower bound: a thread key"), ("limit" = Option<u32>, Query, description = "Page size (default 50, at most 500)")), responses((status = 200, description = "A page of threads", body = crate::server::openapi::ThreadList), (status = 404, description = "Unknown agent, run or thread", body = crate::server::openapi::ErrorBody)))]
 pub async fn list(
     State(state): State<Arc<AppState>>,
+    tenant: Tenant,
     Path(name): Path<String>,
     Query(q): Query<PageQuery>,
 ) -> Result<Json<Value>, ApiError> {
@@ -49,7 +50,7 @@ pub async fn list(
     };
     let records = state
         .store
-        .list_threads(tenant(), &page)
+        .list_threads(tenant.as_str(), &page)
         .await
         .map_err(ApiError::store)?;
     let next = (records.len() as u32 == limit)
@@ -69,19 +70,25 @@ pub async fn list(
 #[utoipa::path(get, path = "/v1/agents/{agent}/threads/{key}", tag = "threads", params(("agent" = String, Path, description = "The agent name"), ("key" = String, Path, description = "The thread key (1 to 512 bytes)")), responses((status = 200, description = "The thread", body = crate::server::openapi::ThreadView), (status = 404, description = "Unknown agent, run or thread", body = crate::server::openapi::ErrorBody)))]
 pub async fn get(
     State(state): State<Arc<AppState>>,
+    tenant: Tenant,
     Path((name, key)): Path<(String, String)>,
 ) -> Result<Json<Value>, ApiError> {
     let a = agent(&state, &name)?;
-    let checkpoint = a.agent.thread(&key).checkpoint(tenant()).await.map_err(|e| {
-        ApiError::new(
-            axum::http::StatusCode::INTERNAL_SERVER_ERROR,
-            "store_error",
-            e.to_string(),
-        )
-    })?;
+    let checkpoint = a
+        .agent
+        .thread(&key)
+        .checkpoint(tenant.as_str())
+        .await
+        .map_err(|e| {
+            ApiError::new(
+                axum::http::StatusCode::INTERNAL_SERVER_ERROR,
+                "store_error",
+                e.to_string(),
+            )
+        })?;
     let active = state
         .runs
-        .active_on(tenant(), &name, &key)
+        .active_on(tenant.as_str(), &name, &key)
         .map(|e| e.run_id.clone());
     if checkpoint.is_none() && active.is_none() {
         return Err(ApiError::not_found(format!("no thread {key:?}")));
@@ -101,10 +108,11 @@ pub async fn get(
 #[utoipa::path(post, path = "/v1/agents/{agent}/threads/{key}/archive", tag = "threads", params(("agent" = String, Path, description = "The agent name"), ("key" = String, Path, description = "The thread key (1 to 512 bytes)")), responses((status = 200, description = "The thread is archived", body = crate::server::openapi::ArchivedThread), (status = 404, description = "Unknown agent, run or thread", body = crate::server::openapi::ErrorBody), (status = 409, description = "thread_busy", body = crate::server::openapi::ErrorBody)))]
 pub async fn archive(
     State(state): State<Arc<AppState>>,
+    tenant: Tenant,
     Path((name, key)): Path<(String, String)>,
 ) -> Result<Json<Value>, ApiError> {
     agent(&state, &name)?;
-    if state.runs.active_on(tenant(), &name, &key).is_some() {
+    if state.runs.active_on(tenant.as_str(), &name, &key).is_some() {
         return Err(ApiError::new(
             axum::http::StatusCode::CONFLICT,
             "thread_busy",
@@ -113,7 +121,7 @@ pub async fn archive(
     }
     let r = state
         .store
-        .archive(tenant(), &key)
+        .archive(tenant.as_str(), &key)
         .await
         .map_err(ApiError::store)?;
     Ok(Json(json!({ "key": r.key, "status": r.status })))
@@ -123,6 +131,7 @@ pub async fn archive(
 #[utoipa::path(get, path = "/v1/agents/{agent}/threads/{key}/events", tag = "threads", params(("agent" = String, Path, description = "The agent name"), ("key" = String, Path, description = "The thread key (1 to 512 bytes)"), ("after" = Option<u64>, Query, description = "Cursor: events after this one"), ("limit" = Option<u32>, Query, description = "Page size (default 200, at most 1000)")), responses((status = 200, description = "The thread history across runs", body = crate::server::openapi::HistoryPage), (status = 404, description = "Unknown agent, run or thread", body = crate::server::openapi::ErrorBody), (status = 422, description = "invalid_request: bad cursor", body = crate::server::openapi::ErrorBody)))]
 pub async fn history(
     State(state): State<Arc<AppState>>,
+    tenant: Tenant,
     Path((name, key)): Path<(String, String)>,
     Query(q): Query<PageQuery>,
 ) -> Result<Json<Value>, ApiError> {
@@ -135,17 +144,41 @@ pub async fn history(
         ),
     };
     let limit = q.limit.unwrap_or(200).clamp(1, 1000);
-    let recorder = Recorder::new(state.store.clone(), tenant(), a.exposure);
+    let recorder = Recorder::new(state.store.clone(), tenant.as_str(), a.exposure);
     let records = recorder
         .since(&key, after, limit, &a.exposure)
         .await
         .map_err(ApiError::store)?;
+    if records.is_empty() && after.is_none() && !exists(&state, a, tenant.as_str(), &key).await? {
+        return Err(ApiError::not_found(format!("no thread {key:?}")));
+    }
     let next = records.last().map(|r| r.cursor);
     let events: Vec<Value> = records
         .into_iter()
         .map(|r| json!({ "cursor": r.cursor, "run_id": r.run_id, "sequence": r.sequence, "kind": r.kind, "event": r.json }))
         .collect();
     Ok(Json(json!({ "events": events, "next_after": next })))
+}
+
+/// True when `tenant` has the thread `key` (a checkpoint or an active run): an empty history of a thread
+/// that exists is `200`, of one that does not (or is another tenant's) `404`.
+async fn exists(
+    state: &AppState,
+    a: &super::agents::AgentEntry,
+    tenant: &str,
+    key: &str,
+) -> Result<bool, ApiError> {
+    if state.runs.active_on(tenant, &a.name, key).is_some() {
+        return Ok(true);
+    }
+    let checkpoint = a.agent.thread(key).checkpoint(tenant).await.map_err(|e| {
+        ApiError::new(
+            axum::http::StatusCode::INTERNAL_SERVER_ERROR,
+            "store_error",
+            e.to_string(),
+        )
+    })?;
+    Ok(checkpoint.is_some())
 }
 
 /// `GET /metrics`: Prometheus text.
@@ -178,6 +211,7 @@ pub async fn metrics(
         pending,
         m.subscribers.load(Ordering::Relaxed),
     );
+    let body = body + &state.retention.render();
     (
         [(axum::http::header::CONTENT_TYPE, "text/plain; version=0.0.4")],
         body,

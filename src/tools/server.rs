@@ -30,7 +30,7 @@ use super::error::ToolDefinitionError;
 use crate::vocab::{McpServer, McpTransport};
 
 /// The MCP server name host tools are declared under (a host MCP declaration may not reuse it).
-pub const HOSTED_SERVER_NAME: &str = "agent_adaptor_tools";
+pub const HOSTED_SERVER_NAME: &str = crate::vocab::HOSTED_TOOLS_SERVER;
 /// Prefix of the per-Agent random variable that carries the bearer token.
 pub const TOKEN_ENV_PREFIX: &str = "AGENT_ADAPTOR_TOOLS_TOKEN_";
 

@@ -6,7 +6,7 @@
 pub mod mcp;
 pub mod skill;
 
-pub use mcp::{McpServer, McpTransport};
+pub use mcp::{HOSTED_TOOLS_SERVER, McpServer, McpTransport};
 pub use skill::{SkillRef, SkillSource};
 
 /// A declarative runtime service (name plus opaque settings). Without a service manager no

@@ -124,6 +124,8 @@ pub struct Invocation<'a> {
     pub instructions: Option<&'a str>,
     /// `--mcp-config <file> --strict-mcp-config`.
     pub mcp_config: Option<&'a Path>,
+    /// `--allowedTools <rule>…`: permission rules pre-approved for this run (the host tools server).
+    pub allowed_tools: &'a [String],
     /// One-shot only: the prompt, passed after `--`.
     pub prompt: Option<&'a str>,
 }
@@ -172,6 +174,10 @@ pub fn build(config: &Config, policy: &Policy, transport: Transport, inv: &Invoc
             f.to_string_lossy().into_owned(),
             "--strict-mcp-config".into(),
         ]);
+    }
+    if !inv.allowed_tools.is_empty() {
+        // One comma-separated value: the flag is variadic, so separate values could swallow what follows.
+        a.extend(["--allowedTools".into(), inv.allowed_tools.join(",")]);
     }
     a.extend(config.common.extra_args.iter().cloned());
     if let (Transport::OneShot, Some(p)) = (transport, inv.prompt) {
@@ -254,6 +260,7 @@ mod tests {
             fork: true,
             instructions: Some("Be brief."),
             mcp_config: Some(Path::new("/m.json")),
+            allowed_tools: &["mcp__a".into(), "mcp__b".into()],
             ..Default::default()
         };
         let a = build(&config, &Policy::default(), Transport::Bidi, &inv);
@@ -264,6 +271,7 @@ mod tests {
         assert!(joined.contains("--resume s --fork-session"));
         assert!(joined.contains("--append-system-prompt Be brief."));
         assert!(joined.contains("--mcp-config /m.json --strict-mcp-config"));
+        assert!(joined.contains("--allowedTools mcp__a,mcp__b"));
         let deny = policy(ApprovalPolicy {
             permission: ApprovalMode::AutoDeny,
             ..Default::default()

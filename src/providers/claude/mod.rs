@@ -106,7 +106,7 @@ pub fn descriptor() -> Descriptor {
         process: ProcessCaps { persistent: false },
         mcp: McpCaps {
             stdio: true,
-            http: false,
+            http: true,
             sse: false,
         },
         skills: Default::default(),

@@ -66,9 +66,11 @@ pub fn check_extra_args(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-/// The full argument list of `codex app-server` for `policy`.
-pub fn app_server(extra: &[String], policy: &Policy) -> Vec<String> {
+/// The full argument list of `codex app-server` for `policy`, with the run's MCP overrides
+/// (`home::mcp_overrides`) before the host's extra arguments.
+pub fn app_server(extra: &[String], policy: &Policy, mcp: &[String]) -> Vec<String> {
     let mut args: Vec<String> = vec!["app-server".into(), "--listen".into(), "stdio://".into()];
+    args.extend(mcp.iter().cloned());
     match policy.web_search {
         FeatureLevel::Inherit => {}
         FeatureLevel::Allow => args.extend(["-c".into(), "web_search=\"live\"".into()]),
@@ -110,12 +112,21 @@ mod tests {
     #[test]
     fn web_search_policy_becomes_a_config_override() {
         let mut p = Policy::default();
-        assert_eq!(app_server(&[], &p), s(&["app-server", "--listen", "stdio://"]));
+        assert_eq!(
+            app_server(&[], &p, &[]),
+            s(&["app-server", "--listen", "stdio://"])
+        );
         p.web_search = FeatureLevel::Deny;
-        let a = app_server(&s(&["--strict-config"]), &p);
+        let a = app_server(&s(&["--strict-config"]), &p, &s(&["-c", "mcp_servers.m={}"]));
         assert_eq!(
             a[3..],
-            s(&["-c", "web_search=\"disabled\"", "--strict-config"])[..]
+            s(&[
+                "-c",
+                "mcp_servers.m={}",
+                "-c",
+                "web_search=\"disabled\"",
+                "--strict-config"
+            ])[..]
         );
     }
 }

@@ -11,6 +11,15 @@
 //! | `[features] plugins = false` | otherwise Codex looks up github.com for the plugin marketplace |
 //! | `[analytics]`, `[feedback]` `enabled = false` | no telemetry endpoints |
 //!
+//! MCP servers are per request (the host tools server and the call's declarations), so they are not
+//! written into the shared `config.toml` (concurrent runs of one Agent would race on it): each launch
+//! gets them as `-c mcp_servers.<name>={…}` overrides ([`mcp_overrides`]) — streamable HTTP as
+//! `url` + `bearer_token_env_var` (the token's *name*; Codex reads the value from its environment) +
+//! `http_headers`, stdio as `command`/`args`/`env`, `required` as declared. The host tools server's
+//! tools are pre-approved (`default_tools_approval_mode = "approve"`): the host wrote them and
+//! `tools::reject` is their policy. Other servers are pre-approved only when the run auto-approves
+//! permissions. Codex has no SSE transport.
+//!
 //! Environment precedence, lowest first: the process module's base allowlist, `CommonConfig::env`,
 //! `Request::env`, and last `CODEX_HOME` itself (the driver must know where threads live).
 
@@ -20,6 +29,7 @@ use std::path::{Path, PathBuf};
 use toml::{Table, Value};
 
 use super::config::CodexConfig;
+use crate::vocab::{HOSTED_TOOLS_SERVER, McpServer, McpTransport};
 
 /// The variable that names the Codex home.
 pub const HOME_VAR: &str = "CODEX_HOME";
@@ -93,6 +103,72 @@ pub fn config_toml(config: &CodexConfig) -> String {
         root.insert(section.into(), Value::Table(t));
     }
     toml::to_string(&root).unwrap_or_default()
+}
+
+/// One `[mcp_servers.<name>]` table; `approve` pre-approves its tools.
+fn mcp_table(server: &McpServer, approve: bool) -> Result<Table, String> {
+    let strings = |m: &BTreeMap<String, String>| -> Table {
+        m.iter()
+            .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+            .collect()
+    };
+    let mut t = Table::new();
+    match &server.transport {
+        McpTransport::Stdio { command, args, env } => {
+            t.insert("command".into(), Value::String(command.clone()));
+            t.insert(
+                "args".into(),
+                Value::Array(args.iter().cloned().map(Value::String).collect()),
+            );
+            if !env.is_empty() {
+                t.insert("env".into(), Value::Table(strings(env)));
+            }
+        }
+        McpTransport::Http {
+            url,
+            headers,
+            bearer_token_env,
+        } => {
+            t.insert("url".into(), Value::String(url.clone()));
+            if let Some(var) = bearer_token_env {
+                t.insert("bearer_token_env_var".into(), Value::String(var.clone()));
+            }
+            if !headers.is_empty() {
+                t.insert("http_headers".into(), Value::Table(strings(headers)));
+            }
+        }
+        McpTransport::Sse { .. } => {
+            return Err(format!(
+                "MCP server {:?}: Codex has no SSE transport",
+                server.name
+            ));
+        }
+    }
+    if server.required {
+        t.insert("required".into(), Value::Boolean(true));
+    }
+    if approve || server.name == HOSTED_TOOLS_SERVER {
+        t.insert(
+            "default_tools_approval_mode".into(),
+            Value::String("approve".into()),
+        );
+    }
+    Ok(t)
+}
+
+/// The `-c mcp_servers.<name>={…}` arguments that declare `servers` to one `codex app-server`.
+/// The host tools server is always pre-approved; the others only when `approve_all` (the run's
+/// permission policy auto-approves). Otherwise Codex asks with an MCP elicitation, which the driver
+/// refuses: a denial, never a silent approval.
+pub fn mcp_overrides(servers: &[McpServer], approve_all: bool) -> Result<Vec<String>, String> {
+    let mut args = Vec::with_capacity(servers.len() * 2);
+    for s in servers {
+        s.validate()?;
+        let table = Value::Table(mcp_table(s, approve_all)?);
+        args.push("-c".to_owned());
+        args.push(format!("mcp_servers.{}={table}", s.name));
+    }
+    Ok(args)
 }
 
 /// Creates `home` and (re)writes its `config.toml` atomically.
@@ -170,6 +246,68 @@ mod tests {
         let v = vars(&c, &req, Path::new("/h"));
         assert_eq!(v["A"], "request");
         assert_eq!(v["CODEX_HOME"], "/h");
+    }
+
+    #[test]
+    fn mcp_overrides_declare_each_transport_with_the_token_name_only() {
+        let mut hosted = McpServer::http(HOSTED_TOOLS_SERVER, "http://127.0.0.1:9/mcp");
+        hosted.required = true;
+        if let McpTransport::Http {
+            bearer_token_env,
+            headers,
+            ..
+        } = &mut hosted.transport
+        {
+            *bearer_token_env = Some("TOK_VAR".into());
+            headers.insert("X-A".into(), "b \"q\"".into());
+        }
+        let mut stdio = McpServer::stdio("s-1", "node", vec!["srv.js".into(), "--x=y z".into()]);
+        if let McpTransport::Stdio { env, .. } = &mut stdio.transport {
+            env.insert("K".into(), "v".into());
+        }
+        let args = mcp_overrides(&[hosted, stdio.clone()], false).unwrap();
+        assert_eq!(args.len(), 4);
+        assert_eq!(args[0], "-c");
+        // Parse each override the way Codex does: `key=value`, the value as TOML.
+        let parse = |kv: &str| -> (String, toml::Value) {
+            let (k, v) = kv.split_once('=').unwrap();
+            let doc: toml::Table = toml::from_str(&format!("v = {v}")).unwrap();
+            (k.to_owned(), doc["v"].clone())
+        };
+        let (k, h) = parse(&args[1]);
+        assert_eq!(k, format!("mcp_servers.{HOSTED_TOOLS_SERVER}"));
+        assert_eq!(h["url"].as_str(), Some("http://127.0.0.1:9/mcp"));
+        assert_eq!(h["bearer_token_env_var"].as_str(), Some("TOK_VAR"));
+        assert_eq!(h["http_headers"]["X-A"].as_str(), Some("b \"q\""));
+        assert_eq!(h["required"].as_bool(), Some(true));
+        assert_eq!(h["default_tools_approval_mode"].as_str(), Some("approve"));
+        let (k, s) = parse(&args[3]);
+        assert_eq!(k, "mcp_servers.s-1");
+        assert_eq!(s["command"].as_str(), Some("node"));
+        assert_eq!(s["args"][1].as_str(), Some("--x=y z"));
+        assert_eq!(s["env"]["K"].as_str(), Some("v"));
+        assert!(
+            s.get("default_tools_approval_mode").is_none(),
+            "only host tools are pre-approved"
+        );
+        assert!(s.get("required").is_none());
+        let sse = McpServer {
+            name: "e".into(),
+            transport: McpTransport::Sse {
+                url: "http://127.0.0.1:1/sse".into(),
+                headers: BTreeMap::new(),
+                bearer_token_env: None,
+            },
+            required: false,
+        };
+        let approved = mcp_overrides(&[stdio], true).unwrap();
+        assert!(
+            approved[1].contains("default_tools_approval_mode = \"approve\""),
+            "{approved:?}"
+        );
+        assert!(mcp_overrides(&[sse], false).unwrap_err().contains("SSE"));
+        assert!(mcp_overrides(&[McpServer::stdio("a.b", "x", vec![])], false).is_err());
+        assert!(mcp_overrides(&[], false).unwrap().is_empty());
     }
 
     #[test]

@@ -86,7 +86,11 @@ pub fn descriptor() -> Descriptor {
             hitl: true,
         },
         process: ProcessCaps { persistent: false },
-        mcp: McpCaps::default(),
+        mcp: McpCaps {
+            stdio: true,
+            http: true,
+            sse: false,
+        },
         skills: Default::default(),
         system_prompt_append: true,
     }

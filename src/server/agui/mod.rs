@@ -29,6 +29,7 @@ use tokio::sync::mpsc;
 use self::forward::Forward;
 
 use super::AppState;
+use super::auth::Tenant;
 use super::body::parse;
 use super::config::BusyPolicy;
 use super::error::ApiError;
@@ -42,21 +43,26 @@ use crate::runtime::{CallOptions, MessageOptions};
 #[utoipa::path(post, path = "/v1/agents/{agent}/agui", tag = "agui", params(("agent" = String, Path, description = "The agent name")), request_body(content = Object, content_type = "application/json", description = "An AG-UI RunAgentInput (threadId, runId, messages, tools, resume, ...); `forwardedProps.approvals` = `stream` | `interrupt` | `tool` picks how approvals end the AG-UI run (default: `interrupt` when `protocolVersion` is sent, else `stream`)"), responses((status = 200, description = "AG-UI events, one JSON event per SSE `data:` frame (RUN_STARTED ... RUN_FINISHED, with an interrupt outcome when the run parks, or RUN_ERROR)", content_type = "text/event-stream", body = String), (status = 400, description = "invalid_json", body = crate::server::openapi::ErrorBody), (status = 404, description = "Unknown agent, run or thread", body = crate::server::openapi::ErrorBody), (status = 409, description = "thread_busy: a run is active on the thread", body = crate::server::openapi::ErrorBody), (status = 422, description = "invalid_request: no user message, or an unknown `forwardedProps.approvals` mode", body = crate::server::openapi::ErrorBody), (status = 503, description = "shutting_down", body = crate::server::openapi::ErrorBody)))]
 pub async fn named(
     State(state): State<Arc<AppState>>,
+    tenant: Tenant,
     Path(agent): Path<String>,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    run(state, &agent, &body).await
+    run(state, &tenant, &agent, &body).await
 }
 
 /// `POST /v1/agui`: the default agent.
 #[utoipa::path(post, path = "/v1/agui", tag = "agui", request_body(content = Object, content_type = "application/json", description = "An AG-UI RunAgentInput, for the default agent (see `POST /v1/agents/{agent}/agui`)"), responses((status = 200, description = "AG-UI events over SSE", content_type = "text/event-stream", body = String), (status = 400, description = "invalid_json", body = crate::server::openapi::ErrorBody), (status = 404, description = "No agent is configured", body = crate::server::openapi::ErrorBody), (status = 409, description = "thread_busy", body = crate::server::openapi::ErrorBody), (status = 422, description = "invalid_request", body = crate::server::openapi::ErrorBody), (status = 503, description = "shutting_down", body = crate::server::openapi::ErrorBody)))]
-pub async fn default_agent(State(state): State<Arc<AppState>>, body: Bytes) -> Result<Response, ApiError> {
+pub async fn default_agent(
+    State(state): State<Arc<AppState>>,
+    tenant: Tenant,
+    body: Bytes,
+) -> Result<Response, ApiError> {
     let name = state
         .agents
         .default_agent()
         .map(|a| a.name.clone())
         .ok_or_else(|| ApiError::not_found("no agent is configured"))?;
-    run(state, &name, &body).await
+    run(state, &tenant, &name, &body).await
 }
 
 fn data(ev: &AguiEvent) -> SseEvent {
@@ -78,7 +84,12 @@ fn refused(
     sse::response(rx, keep_alive)
 }
 
-async fn run(state: Arc<AppState>, agent_name: &str, body: &[u8]) -> Result<Response, ApiError> {
+async fn run(
+    state: Arc<AppState>,
+    tenant: &Tenant,
+    agent_name: &str,
+    body: &[u8],
+) -> Result<Response, ApiError> {
     if state.shutdown.is_cancelled() {
         return Err(ApiError::shutting_down());
     }
@@ -90,7 +101,7 @@ async fn run(state: Arc<AppState>, agent_name: &str, body: &[u8]) -> Result<Resp
     let mode = input
         .approval_mode()
         .map_err(|m| ApiError::invalid("forwardedProps.approvals", m))?;
-    let tenant = crate::runtime::DEFAULT_TENANT;
+    let tenant = tenant.as_str();
     let key = (!input.thread_id.is_empty()).then(|| thread_key(&input.thread_id));
     let run_id = if input.run_id.is_empty() {
         format!("agui-{}", uuid::Uuid::now_v7())
@@ -150,6 +161,7 @@ async fn run(state: Arc<AppState>, agent_name: &str, body: &[u8]) -> Result<Resp
         return Ok(sse::response(out_rx, keep_alive));
     }
 
+    let slot = state.limits.acquire_run(tenant)?;
     let (tap_tx, tap_rx) = mpsc::unbounded_channel();
     let entry = state
         .runs
@@ -163,6 +175,7 @@ async fn run(state: Arc<AppState>, agent_name: &str, body: &[u8]) -> Result<Resp
                 prompt,
                 options: CallOptions::new(),
                 tap: Some(tap_tx),
+                slot: Some(slot),
             },
         )
         .await?;

@@ -1,12 +1,17 @@
 //! The HTTP/SSE/AG-UI service, in process on port 0 with the reference driver: AG-UI streams, runs and
-//! their SSE replay, approvals, messages, errors, shutdown, and the `serve` command line.
+//! their SSE replay, approvals, messages, errors, shutdown, the `serve` command line and its TOML file,
+//! tenants and API keys, per-tenant limits, and the retention task.
 
 mod agui;
 mod approvals;
 mod cli;
+mod config_file;
+mod limits;
 mod openapi;
+mod retention;
 mod runs;
 mod security;
+mod tenancy;
 
 use std::time::Duration;
 

@@ -182,3 +182,27 @@ async fn openapi_every_documented_path_is_routed_and_the_document_is_served() {
     );
     server.shutdown().await.expect("clean shutdown");
 }
+
+#[test]
+fn openapi_v1_operations_declare_the_api_key_and_their_401_and_429() {
+    let doc: Value = serde_json::from_str(&openapi::pretty_json()).unwrap();
+    let schemes = &doc["components"]["securitySchemes"];
+    assert_eq!(schemes["bearer"]["scheme"], "bearer");
+    assert_eq!(schemes["api_key"]["name"], "X-API-Key");
+    for (m, p) in operations(&doc) {
+        let op = &doc["paths"][&p][&m];
+        if p.starts_with("/v1/") {
+            assert!(op["security"].as_array().is_some_and(|s| s.len() == 2), "{m} {p}");
+            for status in ["401", "429"] {
+                assert_eq!(
+                    op["responses"][status]["content"]["application/json"]["schema"]["$ref"],
+                    "#/components/schemas/ErrorBody",
+                    "{m} {p} documents {status}"
+                );
+            }
+        } else {
+            assert!(op.get("security").is_none(), "{m} {p} is open");
+            assert!(op["responses"].get("401").is_none(), "{m} {p} is open");
+        }
+    }
+}

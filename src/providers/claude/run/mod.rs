@@ -34,6 +34,7 @@ use super::config::Config;
 use super::translate::{self, Translator};
 use super::wire::InitializeInfo;
 use super::{DRIVER_TYPE, env};
+use crate::vocab::HOSTED_TOOLS_SERVER;
 use proc::{Launch, Proc};
 use turn::{Turn, TurnEnd};
 
@@ -54,6 +55,7 @@ struct Exec<'a> {
     instructions: Option<String>,
     schema: Option<String>,
     mcp_file: Option<PathBuf>,
+    allowed_tools: Vec<String>,
     tr: Translator,
     raw: RawStreams,
     exit: Option<ExitInfo>,
@@ -105,6 +107,7 @@ pub async fn run(config: &Config, registry: &ProcessRegistry, req: Request, io: 
         instructions: (!instructions.is_empty()).then_some(instructions),
         schema: req.output_schema.as_ref().map(|s| s.schema.to_string()),
         mcp_file,
+        allowed_tools: preapproved(&req),
         tr: Translator::new(),
         raw: RawStreams::default(),
         exit: None,
@@ -158,6 +161,17 @@ fn write_mcp_config(req: &Request, config_dir: &std::path::Path) -> std::io::Res
     Ok(Some(file))
 }
 
+/// The permission rules pre-approved for this run: every tool of the host tools server
+/// (`mcp__agent_adaptor_tools`). The host defined those tools and their handlers are their policy
+/// (`tools::reject`), so asking the host again for each call would only add a round trip.
+fn preapproved(req: &Request) -> Vec<String> {
+    req.mcp
+        .iter()
+        .filter(|s| s.name == HOSTED_TOOLS_SERVER)
+        .map(|s| format!("mcp__{}", s.name))
+        .collect()
+}
+
 /// A resume whose guards do not match this request is refused before anything starts.
 fn guard_violation(req: &Request, config_dir: &std::path::Path) -> Option<String> {
     let state = match &req.session {
@@ -194,6 +208,7 @@ impl Exec<'_> {
             schema: self.schema.clone(),
             instructions: self.instructions.as_deref(),
             mcp_config: self.mcp_file.as_deref(),
+            allowed_tools: &self.allowed_tools,
             prompt,
         };
         let args = argv::build(self.config, &self.req.policy, self.transport, &inv);

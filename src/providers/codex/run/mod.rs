@@ -20,8 +20,9 @@ use serde_json::Value;
 
 use crate::driver::process::ProcessRegistry;
 use crate::driver::{
-    Checkpoint, DriverEvent, ExitInfo, Failure, FailureCode, Notice, ProcessInfo, ProcessKind, RawStreams,
-    Request, Response, RunIo, SessionPlan, SessionState, notice_kind, session::PARAM_CWD,
+    Checkpoint, DecisionKind, DecisionMode, DriverEvent, ExitInfo, Failure, FailureCode, Notice, ProcessInfo,
+    ProcessKind, RawStreams, Request, Response, RunIo, SessionPlan, SessionState, notice_kind,
+    session::PARAM_CWD,
 };
 
 use super::config::{CodexConfig, DEFAULT_TURN_TIMEOUT};
@@ -139,9 +140,18 @@ impl Exec<'_> {
 
     async fn launch(&mut self) -> Option<Conn> {
         let program = self.config.program();
+        let approve_all =
+            self.req.policy.approvals.effective_mode(DecisionKind::Permission) == DecisionMode::AutoApprove;
+        let mcp = match home::mcp_overrides(&self.req.mcp, approve_all) {
+            Ok(m) => m,
+            Err(e) => {
+                self.fail(FailureCode::Other("invalid_mcp_config".into()), e);
+                return None;
+            }
+        };
         let launch = Launch {
             program: &program,
-            args: argv::app_server(&self.config.common.extra_args, &self.req.policy),
+            args: argv::app_server(&self.config.common.extra_args, &self.req.policy, &mcp),
             cwd: &self.req.cwd,
             vars: home::vars(self.config, &self.req.env, &self.home),
             label: format!("codex app-server {}", self.req.run_id),

@@ -1,0 +1,212 @@
+//! Per-tenant limits: concurrent active runs and a request-rate token bucket, both answered with
+//! `429` + `Retry-After` in the one JSON error shape.
+//!
+//! [`Limits`] is the configuration (service defaults, overridden field by field per tenant). [`Limiter`]
+//! enforces it: [`Limiter::admit_request`] takes a token from the tenant's bucket (capacity `burst`,
+//! refilled at `requests_per_second`), [`Limiter::acquire_run`] hands out a [`RunSlot`] that the run holds
+//! until its pump finishes (parked runs count: they hold a child process).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+
+use super::auth::TenantSpec;
+use super::error::ApiError;
+
+/// Limits of one tenant. `None` means unlimited (or, in a tenant's override, "the service default").
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Limits {
+    /// Runs active at once (running or parked on an approval).
+    #[serde(default)]
+    pub max_concurrent_runs: Option<u32>,
+    /// Sustained `/v1/*` requests per second.
+    #[serde(default)]
+    pub requests_per_second: Option<f64>,
+    /// Requests allowed in a burst above the sustained rate (the bucket's capacity; default: one
+    /// second's worth, at least 1).
+    #[serde(default)]
+    pub burst: Option<u32>,
+}
+
+impl Limits {
+    /// `self`, with the fields `over` sets replaced.
+    pub fn overlay(&self, over: &Limits) -> Limits {
+        Limits {
+            max_concurrent_runs: over.max_concurrent_runs.or(self.max_concurrent_runs),
+            requests_per_second: over.requests_per_second.or(self.requests_per_second),
+            burst: over.burst.or(self.burst),
+        }
+    }
+
+    /// Refuses a non-positive or non-finite rate and a zero burst.
+    pub fn validate(&self) -> Result<(), String> {
+        if let Some(r) = self.requests_per_second
+            && !(r.is_finite() && r > 0.0)
+        {
+            return Err(format!("requests_per_second must be a positive number, got {r}"));
+        }
+        if self.burst == Some(0) {
+            return Err("burst must be at least 1".into());
+        }
+        Ok(())
+    }
+}
+
+#[derive(Debug)]
+struct Bucket {
+    tokens: f64,
+    at: Instant,
+}
+
+/// Enforces [`Limits`] per tenant.
+#[derive(Debug, Default)]
+pub struct Limiter {
+    defaults: Limits,
+    per_tenant: HashMap<String, Limits>,
+    buckets: Mutex<HashMap<String, Bucket>>,
+    active: Mutex<HashMap<String, u32>>,
+}
+
+impl Limiter {
+    /// A limiter with `defaults`, overridden per tenant by each [`TenantSpec::limits`].
+    pub fn new(defaults: Limits, tenants: &[TenantSpec]) -> Self {
+        Limiter {
+            defaults,
+            per_tenant: tenants
+                .iter()
+                .map(|t| (t.name.clone(), defaults.overlay(&t.limits)))
+                .collect(),
+            ..Default::default()
+        }
+    }
+
+    /// The limits of `tenant`.
+    pub fn limits_of(&self, tenant: &str) -> Limits {
+        self.per_tenant.get(tenant).copied().unwrap_or(self.defaults)
+    }
+
+    /// Takes one request token of `tenant`; `429 rate_limited` with the seconds until the next token.
+    pub fn admit_request(&self, tenant: &str) -> Result<(), ApiError> {
+        let limits = self.limits_of(tenant);
+        let Some(rate) = limits.requests_per_second.filter(|r| r.is_finite() && *r > 0.0) else {
+            return Ok(());
+        };
+        let capacity = f64::from(limits.burst.unwrap_or_else(|| rate.ceil().max(1.0) as u32).max(1));
+        let now = Instant::now();
+        let mut buckets = self.buckets.lock().unwrap_or_else(|p| p.into_inner());
+        let b = buckets.entry(tenant.to_owned()).or_insert(Bucket {
+            tokens: capacity,
+            at: now,
+        });
+        let elapsed = now.saturating_duration_since(b.at).as_secs_f64();
+        b.tokens = (b.tokens + elapsed * rate).min(capacity);
+        b.at = now;
+        if b.tokens >= 1.0 {
+            b.tokens -= 1.0;
+            return Ok(());
+        }
+        let wait = ((1.0 - b.tokens) / rate).ceil() as u64;
+        Err(ApiError::too_many(
+            "rate_limited",
+            format!("more than {rate} requests per second (burst {capacity})"),
+            wait,
+        ))
+    }
+
+    /// Admits one more active run of `tenant`; `429 too_many_runs` at the limit. The slot is released
+    /// when the returned [`RunSlot`] drops.
+    pub fn acquire_run(self: &Arc<Self>, tenant: &str) -> Result<RunSlot, ApiError> {
+        let max = self.limits_of(tenant).max_concurrent_runs;
+        let mut active = self.active.lock().unwrap_or_else(|p| p.into_inner());
+        let n = active.entry(tenant.to_owned()).or_insert(0);
+        if let Some(max) = max
+            && *n >= max
+        {
+            return Err(ApiError::too_many(
+                "too_many_runs",
+                format!("{max} run(s) already active for this tenant"),
+                1,
+            ));
+        }
+        *n += 1;
+        Ok(RunSlot {
+            limiter: self.clone(),
+            tenant: tenant.to_owned(),
+        })
+    }
+
+    /// Runs of `tenant` holding a slot now.
+    pub fn active_runs(&self, tenant: &str) -> u32 {
+        self.active
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(tenant)
+            .copied()
+            .unwrap_or(0)
+    }
+}
+
+/// One admitted active run; dropping it frees the slot.
+#[derive(Debug)]
+pub struct RunSlot {
+    limiter: Arc<Limiter>,
+    tenant: String,
+}
+
+impl Drop for RunSlot {
+    fn drop(&mut self) {
+        let mut active = self.limiter.active.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(n) = active.get_mut(&self.tenant) {
+            *n = n.saturating_sub(1);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bucket_refuses_beyond_its_burst_and_says_when_to_retry() {
+        let l = Limiter::new(
+            Limits {
+                requests_per_second: Some(0.5),
+                burst: Some(2),
+                ..Default::default()
+            },
+            &[],
+        );
+        assert!(l.admit_request("t").is_ok());
+        assert!(l.admit_request("t").is_ok());
+        let e = l.admit_request("t").unwrap_err();
+        assert_eq!(e.status.as_u16(), 429);
+        assert_eq!(e.retry_after, Some(2));
+        assert!(l.admit_request("other").is_ok(), "buckets are per tenant");
+    }
+
+    #[test]
+    fn run_slots_are_counted_and_released_on_drop() {
+        let l = Arc::new(Limiter::new(
+            Limits {
+                max_concurrent_runs: Some(1),
+                ..Default::default()
+            },
+            &[TenantSpec::new("big").limits(Limits {
+                max_concurrent_runs: Some(3),
+                ..Default::default()
+            })],
+        ));
+        let a = l.acquire_run("t").unwrap();
+        assert_eq!(l.acquire_run("t").unwrap_err().code, "too_many_runs");
+        drop(a);
+        assert!(l.acquire_run("t").is_ok());
+        let held: Vec<_> = (0..3).map(|_| l.acquire_run("big").unwrap()).collect();
+        assert_eq!(l.active_runs("big"), 3);
+        assert!(l.acquire_run("big").is_err());
+        drop(held);
+        assert_eq!(l.active_runs("big"), 0);
+    }
+}
