@@ -4,6 +4,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::interrupts::ApprovalMode;
+
 /// One message of the conversation the client sends (the whole history, every run).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -81,6 +83,9 @@ pub struct RunAgentInput {
     /// Interrupt answers.
     #[serde(default)]
     pub resume: Vec<ResumeEntry>,
+    /// The client's protocol version (1.0 clients send it; 0.0.x ones do not).
+    #[serde(default)]
+    pub protocol_version: Option<String>,
 }
 
 impl RunAgentInput {
@@ -98,6 +103,31 @@ impl RunAgentInput {
     pub fn tool_result(&self) -> Option<(String, String)> {
         let last = self.messages.last()?;
         (last.role == "tool").then(|| (last.tool_call_id.clone().unwrap_or_default(), last.text()))
+    }
+
+    /// The `tool` messages that end the history (the results of the client's tools for the calls
+    /// of the previous run), in order: `(tool_call_id, content)`.
+    pub fn trailing_tool_results(&self) -> Vec<(String, String)> {
+        let start = self
+            .messages
+            .iter()
+            .rposition(|m| m.role != "tool")
+            .map_or(0, |i| i + 1);
+        self.messages[start..]
+            .iter()
+            .map(|m| (m.tool_call_id.clone().unwrap_or_default(), m.text()))
+            .collect()
+    }
+
+    /// How this run surfaces approvals: `forwardedProps.approvals` (`stream`, `interrupt`, `tool`),
+    /// else by the protocol version (see [`ApprovalMode::choose`]).
+    pub fn approval_mode(&self) -> Result<ApprovalMode, String> {
+        let forwarded = match self.forwarded_props.as_ref().and_then(|p| p.get("approvals")) {
+            None | Some(Value::Null) => None,
+            Some(Value::String(s)) => Some(s.as_str()),
+            Some(other) => return Err(format!("expected a string, got {other}")),
+        };
+        ApprovalMode::choose(forwarded, self.protocol_version.as_deref())
     }
 
     /// The id of the last user message, used as the supplemental message id.
@@ -143,5 +173,18 @@ mod tests {
         assert_eq!(input.tool_result(), Some(("tc1".into(), "{\"ok\":true}".into())));
         assert_ne!(thread_key("a:1"), thread_key("a"));
         assert_eq!(thread_key("abc"), "agui:3:abc");
+        let two: RunAgentInput = serde_json::from_str(
+            r#"{"threadId":"t","runId":"r","protocolVersion":"1.0","messages":[{"id":"u","role":"user","content":"q"},
+            {"id":"x","role":"tool","toolCallId":"a","content":"1"},{"id":"y","role":"tool","toolCallId":"b","content":"2"}]}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            two.trailing_tool_results(),
+            vec![("a".into(), "1".into()), ("b".into(), "2".into())]
+        );
+        assert_eq!(two.approval_mode(), Ok(ApprovalMode::Interrupt));
+        assert!(
+            input.trailing_tool_results().len() == 1 && input.approval_mode() == Ok(ApprovalMode::Stream)
+        );
     }
 }

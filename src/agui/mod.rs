@@ -1,6 +1,7 @@
 //! The AG-UI protocol (1.0, and the subset CopilotKit's pinned 0.0.59 client accepts): event
 //! types, the translation of runtime [`Event`](crate::runtime::Event)s into AG-UI events, and the
-//! `RunAgentInput` request. Pure protocol: no HTTP here — the server mounts it.
+//! `RunAgentInput` request, and approvals as interrupts or decision tool calls ([`interrupts`]). Pure
+//! protocol: no HTTP here — the server mounts it.
 //!
 //! The translation keeps the client's verifier happy by construction: `RUN_STARTED` first, exactly
 //! one terminal (`RUN_FINISHED` or `RUN_ERROR` with the failure reason as `code`), every text,
@@ -10,8 +11,10 @@
 
 pub mod events;
 pub mod input;
+pub mod interrupts;
 mod translate;
 
 pub use events::{AguiEvent, Interrupt, Outcome};
 pub use input::{InputMessage, RunAgentInput, thread_key};
+pub use interrupts::{Answer, AnswerError, ApprovalMode};
 pub use translate::Translator;

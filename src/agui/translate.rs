@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::{Value, json};
 
 use super::events::{AguiEvent, Outcome};
+use super::interrupts::decision_call_id;
 use crate::driver::{Phase, Role, notice_kind};
 use crate::runtime::{Event, Payload, RunOutcome};
 
@@ -13,6 +14,8 @@ use crate::runtime::{Event, Payload, RunOutcome};
 pub struct Translator {
     thread_id: String,
     run_id: String,
+    /// Prefix of the message ids this translator mints (the run id unless set).
+    ids: String,
     started: bool,
     finished: bool,
     /// driver text id -> (AG-UI id, open)
@@ -25,6 +28,8 @@ pub struct Translator {
     last_assistant_message: Option<String>,
     /// Approval requests shown as decision tool calls, by request id.
     decisions: BTreeMap<String, String>,
+    /// The answers a resuming client gave, by request id (echoed in the decision's result).
+    answers: BTreeMap<String, Value>,
 }
 
 fn tool_content(result: &serde_json::Map<String, Value>) -> String {
@@ -48,9 +53,11 @@ fn tool_content(result: &serde_json::Map<String, Value>) -> String {
 impl Translator {
     /// A translator for the client's `thread_id` and `run_id`.
     pub fn new(thread_id: impl Into<String>, run_id: impl Into<String>) -> Self {
+        let run_id: String = run_id.into();
         Translator {
             thread_id: thread_id.into(),
-            run_id: run_id.into(),
+            run_id: run_id.clone(),
+            ids: run_id,
             started: false,
             finished: false,
             texts: BTreeMap::new(),
@@ -61,6 +68,7 @@ impl Translator {
             streamed_assistant_text: false,
             last_assistant_message: None,
             decisions: BTreeMap::new(),
+            answers: BTreeMap::new(),
         }
     }
 
@@ -76,6 +84,43 @@ impl Translator {
         }]
     }
 
+    /// Mints message ids under `prefix` instead of the run id: a resumed run may reuse the run id of
+    /// the run it resumes (CopilotKit does), and a reused message id would append to the old message.
+    pub fn with_id_prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.ids = prefix.into();
+        self
+    }
+
+    /// Expects the resolution of approval request `request_id`, whose decision tool call an earlier
+    /// AG-UI run showed: its `TOOL_CALL_RESULT` is emitted when the request resolves, with `answer`
+    /// (the client's decision) next to the outcome when given.
+    pub fn expect_decision(&mut self, request_id: &str, answer: Option<Value>) {
+        self.decisions
+            .insert(request_id.to_owned(), decision_call_id(request_id));
+        if let Some(a) = answer {
+            self.answers.insert(request_id.to_owned(), a);
+        }
+    }
+
+    /// Ends this AG-UI run while the execution goes on (parked): closes every open lifecycle and
+    /// emits `RUN_FINISHED` with `outcome` (an interrupt, or none when the decision tool calls are
+    /// left to the client as frontend tools).
+    pub fn pause(&mut self, outcome: Option<Outcome>) -> Vec<AguiEvent> {
+        let mut out = self.start();
+        if self.finished {
+            return Vec::new();
+        }
+        out.extend(self.close_all());
+        out.push(AguiEvent::RunFinished {
+            thread_id: self.thread_id.clone(),
+            run_id: self.run_id.clone(),
+            result: None,
+            outcome,
+        });
+        self.finished = true;
+        out
+    }
+
     /// True after the terminal was produced.
     pub fn is_finished(&self) -> bool {
         self.finished
@@ -86,7 +131,7 @@ impl Translator {
             return id.clone();
         }
         self.segment += 1;
-        let id = format!("{}-m{}", self.run_id, self.segment);
+        let id = format!("{}-m{}", self.ids, self.segment);
         self.texts.insert(driver_id.to_owned(), (id.clone(), true));
         out.push(AguiEvent::TextMessageStart {
             message_id: id.clone(),
@@ -173,7 +218,7 @@ impl Translator {
                 }
             },
             Payload::Thinking(t) => {
-                let id = format!("{}-r-{}", self.run_id, t.message_id);
+                let id = format!("{}-r-{}", self.ids, t.message_id);
                 let open = self.reasoning.get(&id).copied().unwrap_or(false);
                 match t.phase {
                     Phase::Start | Phase::Content if !open => {
@@ -260,11 +305,15 @@ impl Translator {
                     .to_owned();
                 if let Some(call) = self.decisions.remove(&request) {
                     self.close_tool(&mut out, &call);
+                    let mut content =
+                        json!({ "result": n.data.get("outcome").cloned().unwrap_or(Value::Null) });
+                    if let Some(a) = self.answers.remove(&request) {
+                        content["decision"] = a;
+                    }
                     out.push(AguiEvent::ToolCallResult {
                         message_id: format!("{call}:result"),
                         tool_call_id: call,
-                        content: json!({ "result": n.data.get("outcome").cloned().unwrap_or(Value::Null) })
-                            .to_string(),
+                        content: content.to_string(),
                         role: "tool".into(),
                     });
                 }
@@ -274,7 +323,7 @@ impl Translator {
                 value: json!({ "text": n.text, "data": n.data, "metadata": n.metadata }),
             }),
             Payload::ApprovalRequest(req) => {
-                let call = format!("dec-{}", req.id);
+                let call = decision_call_id(&req.id);
                 self.open_tool(&mut out, &call, &format!("dec.{}", req.kind.as_str()));
                 let args = json!({
                     "request_id": req.id, "run_id": req.run_id, "kind": req.kind.as_str(), "source": req.source,
@@ -364,7 +413,7 @@ impl Translator {
         match outcome {
             Ok(result) => {
                 if !self.streamed_assistant_text && !result.text.is_empty() {
-                    let id = format!("{}-result", self.run_id);
+                    let id = format!("{}-result", self.ids);
                     out.push(AguiEvent::TextMessageStart {
                         message_id: id.clone(),
                         role: "assistant".into(),
@@ -548,6 +597,94 @@ mod tests {
             "the execution's run id, got {run_id:?}"
         );
         assert!(args["request_id"].as_str().is_some_and(|s| !s.is_empty()));
+    }
+
+    #[tokio::test]
+    async fn a_paused_run_and_its_resumption_are_each_verifiable() {
+        let agent = Agent::new(ReferenceDriver::new(ReferenceConfig::default()));
+        let stream = agent.send(
+            "a question for you",
+            crate::runtime::CallOptions::new()
+                .policy(crate::driver::Policy {
+                    approvals: crate::testkit::reference::ask_everything(),
+                    ..Default::default()
+                })
+                .approvals_as_events(),
+        );
+        let mut live = stream.events();
+        let mut first = Translator::new("thread-1", "run-1");
+        let mut paused = Vec::new();
+        let mut request = None;
+        while let Some(e) = live.next().await {
+            paused.extend(first.event(&e));
+            if let Payload::ApprovalRequest(req) = &e.payload {
+                let interrupt = crate::agui::interrupts::interrupt_for(req);
+                paused.extend(first.pause(Some(Outcome::Interrupt {
+                    interrupts: vec![interrupt],
+                })));
+                request = Some(req.clone());
+                break;
+            }
+        }
+        verify(&paused).expect("the paused run verifies");
+        let Some(AguiEvent::RunFinished {
+            outcome: Some(Outcome::Interrupt { interrupts }),
+            ..
+        }) = paused.last()
+        else {
+            panic!("an interrupt outcome: {paused:#?}");
+        };
+        let req = request.expect("a question");
+        assert_eq!(
+            interrupts[0].tool_call_id.as_deref(),
+            Some(decision_call_id(&req.id).as_str())
+        );
+
+        // The resumed run reuses the run id; its message ids must not collide with the first run's.
+        let mut second = Translator::new("thread-1", "run-1").with_id_prefix("run-1-b");
+        second.expect_decision(&req.id, Some(json!({"decision": "answer", "answer": "green"})));
+        req.answer("green").expect("answered");
+        let mut resumed = Vec::new();
+        while let Some(e) = live.next().await {
+            resumed.extend(second.event(&e));
+        }
+        verify(&resumed).expect("the resumed run verifies");
+        let result = resumed
+            .iter()
+            .find_map(|e| match e {
+                AguiEvent::ToolCallResult {
+                    tool_call_id,
+                    content,
+                    ..
+                } if *tool_call_id == decision_call_id(&req.id) => Some(content.clone()),
+                _ => None,
+            })
+            .expect("the decision's result in the resumed run");
+        assert!(result.contains("green"), "{result}");
+        assert!(
+            !resumed
+                .iter()
+                .any(|e| matches!(e, AguiEvent::ToolCallStart { tool_call_id, .. } if *tool_call_id == decision_call_id(&req.id))),
+            "the decision tool call is not re-emitted"
+        );
+        let first_ids: BTreeSet<&String> = paused
+            .iter()
+            .filter_map(|e| match e {
+                AguiEvent::TextMessageStart { message_id, .. } => Some(message_id),
+                _ => None,
+            })
+            .collect();
+        assert!(resumed.iter().all(
+            |e| !matches!(e, AguiEvent::TextMessageStart { message_id, .. } if first_ids.contains(message_id))
+        ));
+        assert!(
+            stream
+                .result()
+                .await
+                .expect("succeeds")
+                .text
+                .contains("[answer: green]")
+        );
     }
 
     #[test]

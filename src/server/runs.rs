@@ -59,6 +59,9 @@ pub struct RunEntry {
     /// `(items in the log, finished)`.
     progress: watch::Sender<(usize, bool)>,
     approvals: Mutex<BTreeMap<String, ApprovalRequest>>,
+    /// The AG-UI tap of a run whose AG-UI stream ended at an interrupt while the execution waits for
+    /// its answer; the AG-UI run that resumes it takes the tap and streams the rest.
+    parked: Mutex<Option<mpsc::UnboundedReceiver<Event>>>,
 }
 
 impl std::fmt::Debug for RunEntry {
@@ -98,6 +101,21 @@ impl RunEntry {
             .unwrap_or_else(|p| p.into_inner())
             .get(id)
             .cloned()
+    }
+
+    /// Parks the AG-UI tap: the AG-UI run ended at an interrupt, the execution goes on.
+    pub fn park(&self, tap: mpsc::UnboundedReceiver<Event>) {
+        *self.parked.lock().unwrap_or_else(|p| p.into_inner()) = Some(tap);
+    }
+
+    /// Takes the parked AG-UI tap (exactly one caller gets it).
+    pub fn unpark(&self) -> Option<mpsc::UnboundedReceiver<Event>> {
+        self.parked.lock().unwrap_or_else(|p| p.into_inner()).take()
+    }
+
+    /// True while an AG-UI tap is parked (the run waits for an AG-UI resume).
+    pub fn is_parked(&self) -> bool {
+        self.parked.lock().unwrap_or_else(|p| p.into_inner()).is_some()
     }
 
     /// The live approval requests still pending.
@@ -259,6 +277,7 @@ impl RunRegistry {
             log: RwLock::new(Vec::new()),
             progress: watch::Sender::new((0, false)),
             approvals: Mutex::new(BTreeMap::new()),
+            parked: Mutex::new(None),
         });
         if let Some(key) = &busy_key {
             self.busy

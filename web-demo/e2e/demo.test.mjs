@@ -1,9 +1,8 @@
 // The web demo end to end in headless Debian chromium: a CopilotKit (v2) chat through the real
 // CopilotKit runtime to agent-adaptor's AG-UI route (built-in `reference` agent). Streamed text, an
-// approved permission with its tool result, a stopped run, and a reload that resumes the thread.
-// (Questions: the AG-UI route runs with the default policy, which auto-denies them, so the question UI
-// is not exercised until the service asks them over AG-UI.) Any console error, page error or request
-// off loopback fails the test.
+// approved permission with its tool result, a question answered with a choice (the run continues with
+// the answer), a stopped run, and a reload that resumes the thread. Any console error, page error or
+// request off loopback fails the test.
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 
@@ -92,6 +91,33 @@ describe("web demo in chromium (reference agent)", () => {
     await waitIdle();
     assert.match(await assistantText(), /approved/);
     await shot(page, "04-approved");
+    assertNoProblems();
+  });
+
+  it("answers a question with a choice and the run continues with the answer", async () => {
+    const prompt = "a question for you about the button";
+    await send(prompt);
+    const card = chat().getByTestId("question").last();
+    await card.getByTestId("choice-green").waitFor();
+    assert.match(await card.innerText(), /Which colour should the button be\?/);
+    for (const c of ["red", "green", "blue"]) assert.ok(await card.getByTestId(`choice-${c}`).isVisible(), `choice ${c}`);
+    await shot(page, "05-question");
+    await card.getByTestId("choice-green").click();
+    await card.getByText("You answered green.").waitFor();
+    // The same run goes on: the decision gets its result, then the reply streams in.
+    await page.waitForFunction(
+      () => [...document.querySelectorAll('[data-testid="question"]')].at(-1)?.getAttribute("data-status") === "complete",
+    );
+    assert.match(await card.locator(".result").innerText(), /answered/);
+    await page.waitForFunction((p) => document.body.innerText.includes(`Reference reply: ${p}`), prompt);
+    await waitIdle();
+    // The service's record of that run carries the answer the agent received.
+    const runId = await card.getAttribute("data-run");
+    assert.ok(runId, "the question names its run");
+    const run = await page.evaluate(async (id) => (await fetch(`/api/service/v1/runs/${encodeURIComponent(id)}`)).json(), runId);
+    assert.equal(run.state, "succeeded", JSON.stringify(run));
+    assert.match(run.result.text, /\[answer: green\]/);
+    await shot(page, "06-answered");
     assertNoProblems();
   });
 

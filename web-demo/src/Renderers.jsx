@@ -88,7 +88,7 @@ function QuestionCard({ parameters, status, result }) {
   const [free, setFree] = useState("");
   const answered = status === "complete" || state.done;
   return (
-    <div className="card question" data-testid="question" data-status={status}>
+    <div className="card question" data-testid="question" data-status={status} data-run={parameters.run_id}>
       <div className="card-title">
         <span className="badge">question</span> {parameters.prompt}
       </div>

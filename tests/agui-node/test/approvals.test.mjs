@@ -1,6 +1,7 @@
 // Approvals over POST while the AG-UI stream is open: the service shows a pending approval as a
 // `dec.<kind>` tool call whose arguments name the run and the request; the client answers it with
 // `POST /v1/runs/{run_id}/approvals/{id}` and the same stream continues with the result.
+// (`forwardedProps.approvals = "stream"`; interrupts and resume are in interrupts.test.mjs.)
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 
@@ -30,7 +31,8 @@ async function runAnswering(agent, answer) {
   const args = new Map();
   const names = new Map();
   const posts = [];
-  const r = await run(agent, {}, (event) => {
+  // The stream mode (the default without protocolVersion; the 1.0 client would get interrupts).
+  const r = await run(agent, { forwardedProps: { approvals: "stream" } }, (event) => {
     if (event.type === "TOOL_CALL_START") names.set(event.toolCallId, event.toolCallName);
     if (event.type !== "TOOL_CALL_ARGS" || !names.get(event.toolCallId)?.startsWith("dec.")) return;
     const buf = (args.get(event.toolCallId) ?? "") + event.delta;

@@ -239,3 +239,228 @@ async fn cors_preflight_is_answered_for_configured_origins() {
     assert!(foreign.headers().get("access-control-allow-origin").is_none());
     server.shutdown().await.unwrap();
 }
+
+/// POSTs an AG-UI body and reads the whole stream as JSON events.
+async fn agui(base: &str, body: &Value) -> Vec<Value> {
+    let resp = client()
+        .post(format!("{base}/v1/agents/reference/agui"))
+        .json(body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    all_frames(resp).await.iter().map(|f| f.json()).collect()
+}
+
+fn with(mut body: Value, key: &str, value: Value) -> Value {
+    body[key] = value;
+    body
+}
+
+fn one_terminal_last(events: &[Value]) -> &Value {
+    assert_eq!(events[0]["type"], "RUN_STARTED", "{events:#?}");
+    let terminals = events
+        .iter()
+        .filter(|e| e["type"] == "RUN_FINISHED" || e["type"] == "RUN_ERROR")
+        .count();
+    assert_eq!(terminals, 1, "{events:#?}");
+    events.last().unwrap()
+}
+
+async fn thread_runs(
+    server: &agent_adaptor::server::RunningServer,
+    thread: &str,
+) -> Vec<agent_adaptor::store::RunRecord> {
+    server
+        .state()
+        .store
+        .list_runs("default", Some(&thread_key(thread)), &Page::first(10))
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn an_interrupt_parks_the_run_and_resume_continues_the_same_execution() {
+    let server = start().await;
+    let base = server.url();
+    let ask = input("t-int", "r-1", "a question for you");
+    let first = agui(&base, &ask).await;
+    let end = one_terminal_last(&first);
+    assert_eq!(end["type"], "RUN_FINISHED", "{first:#?}");
+    assert_eq!(end["outcome"]["type"], "interrupt");
+    let interrupt = &end["outcome"]["interrupts"][0];
+    let id = interrupt["id"].as_str().expect("an interrupt id").to_owned();
+    let call = format!("dec-{id}");
+    assert_eq!(interrupt["reason"], "input_required");
+    assert_eq!(interrupt["toolCallId"], call.as_str());
+    assert_eq!(interrupt["metadata"]["choices"][1]["key"], "green");
+    assert!(
+        first
+            .iter()
+            .any(|e| e["type"] == "TOOL_CALL_END" && e["toolCallId"] == call.as_str())
+    );
+    assert!(
+        !first
+            .iter()
+            .any(|e| e["type"] == "TOOL_CALL_RESULT" && e["toolCallId"] == call.as_str())
+    );
+    // Parked: the execution is still running and still the thread's only run.
+    let runs = thread_runs(&server, "t-int").await;
+    assert_eq!((runs.len(), runs[0].state), (1, RunState::Running));
+    let execution = runs[0].run_id.clone();
+
+    // A request that answers nothing, or answers an interrupt that is not open, gets RUN_ERROR and
+    // leaves the run parked.
+    let plain = agui(&base, &input("t-int", "r-2", "hello again")).await;
+    assert_eq!(
+        one_terminal_last(&plain)["code"],
+        "interrupt_pending",
+        "{plain:#?}"
+    );
+    let unknown = agui(
+        &base,
+        &with(
+            ask.clone(),
+            "resume",
+            json!([{"interruptId": "nope", "status": "resolved", "payload": {"answer": "x"}}]),
+        ),
+    )
+    .await;
+    assert_eq!(one_terminal_last(&unknown)["code"], "unknown_interrupt");
+    let wrong = agui(
+        &base,
+        &with(
+            ask.clone(),
+            "resume",
+            json!([{"interruptId": id, "status": "resolved", "payload": {"approved": true}}]),
+        ),
+    )
+    .await;
+    assert_eq!(one_terminal_last(&wrong)["code"], "invalid_resume");
+
+    // The answer, with the interrupted run's id reused (as CopilotKit does).
+    let resume = with(
+        ask.clone(),
+        "resume",
+        json!([{"interruptId": id, "status": "resolved", "payload": {"answer": "green"}}]),
+    );
+    let second = agui(&base, &resume).await;
+    let end = one_terminal_last(&second);
+    assert_eq!(end["type"], "RUN_FINISHED", "{second:#?}");
+    assert!(end.get("outcome").is_none());
+    assert_eq!(second[0]["runId"], "r-1");
+    assert!(
+        !second
+            .iter()
+            .any(|e| e["type"] == "TOOL_CALL_START" && e["toolCallId"] == call.as_str())
+    );
+    let result = second
+        .iter()
+        .find(|e| e["type"] == "TOOL_CALL_RESULT" && e["toolCallId"] == call.as_str())
+        .expect("the decision's result");
+    assert!(result["content"].as_str().unwrap().contains("green"), "{result}");
+    let first_ids: Vec<&Value> = first
+        .iter()
+        .filter(|e| e["type"] == "TEXT_MESSAGE_START")
+        .map(|e| &e["messageId"])
+        .collect();
+    assert!(
+        second
+            .iter()
+            .filter(|e| e["type"] == "TEXT_MESSAGE_START")
+            .all(|e| !first_ids.contains(&&e["messageId"]))
+    );
+    let text: String = second
+        .iter()
+        .filter(|e| e["type"] == "TEXT_MESSAGE_CONTENT")
+        .map(|e| e["delta"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(text.contains("Reference reply: a question for you"), "{text:?}");
+
+    // The same execution finished, with the answer.
+    let store = server.state().store.clone();
+    let done = eventually(|| {
+        let store = store.clone();
+        let execution = execution.clone();
+        async move {
+            store
+                .get_run("default", &execution)
+                .await
+                .unwrap()
+                .filter(|r| r.state != RunState::Running)
+        }
+    })
+    .await;
+    assert_eq!(done.state, RunState::Succeeded);
+    assert!(
+        done.result.unwrap()["text"]
+            .as_str()
+            .unwrap()
+            .contains("[answer: green]")
+    );
+    assert_eq!(thread_runs(&server, "t-int").await.len(), 1);
+
+    // Nothing is parked any more: repeating the resume is refused as expired.
+    let again = agui(&base, &resume).await;
+    assert_eq!(one_terminal_last(&again)["code"], "interrupt_expired");
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_decision_left_to_the_client_continues_from_its_tool_message() {
+    let server = start().await;
+    let base = server.url();
+    // An 0.0.x client (no protocolVersion) asking for the frontend-tool mode.
+    let mut ask = input("t-tool", "r-1", "permission to write the notes");
+    ask.as_object_mut().unwrap().remove("protocolVersion");
+    ask["forwardedProps"] = json!({"approvals": "tool"});
+    let first = agui(&base, &ask).await;
+    let end = one_terminal_last(&first);
+    assert_eq!(end["type"], "RUN_FINISHED", "{first:#?}");
+    assert!(
+        end.get("outcome").is_none(),
+        "no interrupt outcome in the tool mode"
+    );
+    let start = first
+        .iter()
+        .find(|e| e["type"] == "TOOL_CALL_START" && e["toolCallName"] == "dec.permission")
+        .expect("the decision tool call");
+    let call = start["toolCallId"].as_str().unwrap().to_owned();
+    assert!(
+        !first
+            .iter()
+            .any(|e| e["type"] == "TOOL_CALL_RESULT" && e["toolCallId"] == call.as_str())
+    );
+    assert!(
+        !first
+            .iter()
+            .any(|e| e["type"] == "TOOL_CALL_START" && e["toolCallName"] == "write_file")
+    );
+
+    // The client's tool result continues the same tool call: the gated tool runs in the same execution.
+    let mut next = ask.clone();
+    next["runId"] = json!("r-2");
+    let messages = next["messages"].as_array_mut().unwrap();
+    messages.push(json!({"id": "a1", "role": "assistant", "toolCalls": [
+        {"id": call, "type": "function", "function": {"name": "dec.permission", "arguments": "{}"}}]}));
+    messages.push(json!({"id": "t1", "role": "tool", "toolCallId": call, "content": "{\"approved\":true}"}));
+    let second = agui(&base, &next).await;
+    let end = one_terminal_last(&second);
+    assert_eq!(end["type"], "RUN_FINISHED", "{second:#?}");
+    assert!(
+        !second
+            .iter()
+            .any(|e| e["type"] == "TOOL_CALL_RESULT" && e["toolCallId"] == call.as_str()),
+        "the client's own tool result is not echoed"
+    );
+    let write = second
+        .iter()
+        .find(|e| e["type"] == "TOOL_CALL_START" && e["toolCallName"] == "write_file")
+        .expect("the approved tool runs");
+    assert!(second.iter().any(|e| e["type"] == "TOOL_CALL_RESULT"
+        && e["toolCallId"] == write["toolCallId"]
+        && e["content"] == "wrote 5 bytes to notes.txt"));
+    let runs = thread_runs(&server, "t-tool").await;
+    assert_eq!(runs.len(), 1, "one execution, not a new user turn");
+    server.shutdown().await.unwrap();
+}

@@ -1,0 +1,194 @@
+//! `POST /v1/agents/{agent}/agui` (and `POST /v1/agui` for the default agent): RunAgentInput in, a
+//! `text/event-stream` of AG-UI events out, translated from the runtime's events by [`Translator`].
+//!
+//! The thread key comes from `threadId` ([`thread_key`], tenant-scoped by the store); the prompt is the last
+//! user message, or — when the last message is a `tool` message — the frontend tool's result. Validation
+//! failures before streaming are plain JSON errors (the client reports `HTTP <status>: <body>`); once
+//! streaming, failures are `RUN_ERROR`. A closed connection (client abort) cancels the run. A run already
+//! active on the thread is refused with `409 thread_busy`, or (per the agent's busy policy) the user
+//! message is delivered to it as a supplemental message and the new AG-UI run finishes at once.
+//!
+//! Approvals follow the run's [`ApprovalMode`] (see [`crate::agui::interrupts`]): in the interrupt and
+//! tool modes the AG-UI run ends while the execution waits ("parked" in the run registry with its event
+//! tap); the next AG-UI request on the thread answers it (`resume[]`, or `tool` messages for the
+//! decision tool calls) and streams the rest of the same execution ([`resume`]). A request on a thread
+//! with a parked run that answers nothing gets `RUN_ERROR` (`interrupt_pending`), as do answers to
+//! interrupts that are no longer open (`interrupt_expired`, `unknown_interrupt`).
+
+mod forward;
+mod resume;
+
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::response::Response;
+use axum::response::sse::Event as SseEvent;
+use tokio::sync::mpsc;
+
+use self::forward::Forward;
+
+use super::AppState;
+use super::auth::Tenant;
+use super::body::parse;
+use super::config::BusyPolicy;
+use super::error::ApiError;
+use super::runs::StartRun;
+use super::sse;
+use crate::agui::interrupts::request_of_call;
+use crate::agui::{AguiEvent, RunAgentInput, Translator, thread_key};
+use crate::runtime::{CallOptions, MessageOptions};
+
+/// `POST /v1/agents/{agent}/agui`.
+#[utoipa::path(post, path = "/v1/agents/{agent}/agui", tag = "agui", params(("agent" = String, Path, description = "The agent name")), request_body(content = Object, content_type = "application/json", description = "An AG-UI RunAgentInput (threadId, runId, messages, tools, resume, ...); `forwardedProps.approvals` = `stream` | `interrupt` | `tool` picks how approvals end the AG-UI run (default: `interrupt` when `protocolVersion` is sent, else `stream`)"), responses((status = 200, description = "AG-UI events, one JSON event per SSE `data:` frame (RUN_STARTED ... RUN_FINISHED, with an interrupt outcome when the run parks, or RUN_ERROR)", content_type = "text/event-stream", body = String), (status = 400, description = "invalid_json", body = crate::server::openapi::ErrorBody), (status = 404, description = "Unknown agent, run or thread", body = crate::server::openapi::ErrorBody), (status = 409, description = "thread_busy: a run is active on the thread", body = crate::server::openapi::ErrorBody), (status = 422, description = "invalid_request: no user message, or an unknown `forwardedProps.approvals` mode", body = crate::server::openapi::ErrorBody), (status = 503, description = "shutting_down", body = crate::server::openapi::ErrorBody)))]
+pub async fn named(
+    State(state): State<Arc<AppState>>,
+    tenant: Tenant,
+    Path(agent): Path<String>,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    run(state, &tenant, &agent, &body).await
+}
+
+/// `POST /v1/agui`: the default agent.
+#[utoipa::path(post, path = "/v1/agui", tag = "agui", request_body(content = Object, content_type = "application/json", description = "An AG-UI RunAgentInput, for the default agent (see `POST /v1/agents/{agent}/agui`)"), responses((status = 200, description = "AG-UI events over SSE", content_type = "text/event-stream", body = String), (status = 400, description = "invalid_json", body = crate::server::openapi::ErrorBody), (status = 404, description = "No agent is configured", body = crate::server::openapi::ErrorBody), (status = 409, description = "thread_busy", body = crate::server::openapi::ErrorBody), (status = 422, description = "invalid_request", body = crate::server::openapi::ErrorBody), (status = 503, description = "shutting_down", body = crate::server::openapi::ErrorBody)))]
+pub async fn default_agent(
+    State(state): State<Arc<AppState>>,
+    tenant: Tenant,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let name = state
+        .agents
+        .default_agent()
+        .map(|a| a.name.clone())
+        .ok_or_else(|| ApiError::not_found("no agent is configured"))?;
+    run(state, &tenant, &name, &body).await
+}
+
+fn data(ev: &AguiEvent) -> SseEvent {
+    SseEvent::default().data(serde_json::to_string(ev).unwrap_or_default())
+}
+
+/// A whole AG-UI run that is refused once streaming: `RUN_STARTED`, then `RUN_ERROR` with `code`.
+fn refused(
+    mut translator: Translator,
+    code: &str,
+    message: &str,
+    keep_alive: std::time::Duration,
+) -> Response {
+    let events = translator.error(code, message);
+    let (tx, rx) = mpsc::channel::<SseEvent>(events.len().max(1));
+    for e in &events {
+        let _ = tx.try_send(data(e));
+    }
+    sse::response(rx, keep_alive)
+}
+
+async fn run(
+    state: Arc<AppState>,
+    tenant: &Tenant,
+    agent_name: &str,
+    body: &[u8],
+) -> Result<Response, ApiError> {
+    if state.shutdown.is_cancelled() {
+        return Err(ApiError::shutting_down());
+    }
+    let input: RunAgentInput = parse(body)?;
+    let agent = state
+        .agents
+        .get(agent_name)
+        .ok_or_else(|| ApiError::not_found(format!("no agent named {agent_name:?}")))?;
+    let mode = input
+        .approval_mode()
+        .map_err(|m| ApiError::invalid("forwardedProps.approvals", m))?;
+    let tenant = tenant.as_str();
+    let key = (!input.thread_id.is_empty()).then(|| thread_key(&input.thread_id));
+    let run_id = if input.run_id.is_empty() {
+        format!("agui-{}", uuid::Uuid::now_v7())
+    } else {
+        input.run_id.clone()
+    };
+    let keep_alive = state.config.keep_alive;
+
+    // A run parked at an interrupt on this thread: this request answers it, or is refused.
+    if let Some(k) = &key
+        && let Some(active) = state.runs.active_on(tenant, &agent.name, k)
+        && active.is_parked()
+    {
+        return Ok(resume::continue_parked(&state, active, &input, run_id, mode).await);
+    }
+    let mut translator = Translator::new(input.thread_id.clone(), run_id);
+    let answers_something = !input.resume.is_empty()
+        || input
+            .trailing_tool_results()
+            .iter()
+            .any(|(call, _)| request_of_call(call).is_some());
+    if answers_something {
+        return Ok(refused(
+            translator,
+            "interrupt_expired",
+            "no run on this thread waits for an answer: the interrupt expired or its run already ended",
+            keep_alive,
+        ));
+    }
+    let prompt = match input.tool_result() {
+        Some((call, content)) => format!("The result of tool call {call}: {content}"),
+        None => input
+            .prompt()
+            .ok_or_else(|| ApiError::invalid("messages", "no user message with text"))?,
+    };
+    let (out_tx, out_rx) = mpsc::channel::<SseEvent>(256);
+
+    if let Some(k) = &key
+        && state.config.busy_policy == BusyPolicy::Supplement
+        && let Some(active) = state.runs.active_on(tenant, &agent.name, k)
+    {
+        let mut opts = MessageOptions::new();
+        if let Some(id) = input.last_user_id() {
+            opts = opts.id(id);
+        }
+        active
+            .stream
+            .send(prompt, opts)
+            .await
+            .map_err(|e| ApiError::message(&e))?;
+        let mut events = translator.start();
+        events.extend(translator.finish(&Ok(Default::default()), None));
+        for e in &events {
+            let _ = out_tx.send(data(e)).await;
+        }
+        drop(out_tx);
+        return Ok(sse::response(out_rx, keep_alive));
+    }
+
+    let slot = state.limits.acquire_run(tenant)?;
+    let (tap_tx, tap_rx) = mpsc::unbounded_channel();
+    let entry = state
+        .runs
+        .start(
+            &state.store,
+            &state.config.owner,
+            StartRun {
+                agent,
+                tenant,
+                thread_key: key,
+                prompt,
+                options: CallOptions::new(),
+                tap: Some(tap_tx),
+                slot: Some(slot),
+            },
+        )
+        .await?;
+    tokio::spawn(
+        Forward {
+            entry,
+            tap: tap_rx,
+            translator,
+            mode,
+            out: out_tx,
+            shutdown: state.shutdown.clone(),
+        }
+        .run(),
+    );
+    Ok(sse::response(out_rx, keep_alive))
+}
