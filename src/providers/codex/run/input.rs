@@ -7,8 +7,9 @@
 //!   for the turn end and stops steering for the rest of the turn.
 //! * `Interrupt` → `turn/interrupt {threadId, turnId}`; once the interrupted turn's `turn/completed`
 //!   arrives the claimed input starts the next turn (`turn/start`). Codex does not stop commands that
-//!   are running when it interrupts, so the driver says so in a notice; they end with the process group
-//!   when the invocation ends.
+//!   are running when it interrupts, so the driver says so in a notice. Such a command is not reliably
+//!   ended by the invocation's process-group stop either: a cancel during `sleep 3 && touch …` let the
+//!   command finish in 5 of 13 runs (Codex appears to start commands outside app-server's group).
 
 use crate::driver::{Ack, Boundary, ClaimedMessage, MessageFailure, Notice, notice_kind};
 
@@ -58,7 +59,7 @@ impl Exec<'_> {
                 if running > 0 {
                     notice = notice.with_meta(
                         "warning",
-                        "Codex does not stop running commands on interrupt; they end with the process group",
+                        "Codex does not stop running commands on interrupt; they may keep running",
                     );
                 }
                 self.io.events.notice(notice).await;
