@@ -107,6 +107,10 @@ pub struct CodexConfig {
     pub reasoning_effort: Option<ReasoningEffort>,
     /// Fast mode (`service_tier = "fast"`).
     pub fast_mode: bool,
+    /// Run every turn in Codex's experimental Plan collaboration mode (`collaborationMode: plan`, with
+    /// `experimentalApi`): the model plans instead of editing and may ask questions
+    /// (`request_user_input`), which reach the run's question policy.
+    pub plan_mode: bool,
     /// A custom model provider written into `config.toml`.
     pub provider: Option<ModelProvider>,
     /// The SDK-owned `CODEX_HOME`. `None` uses `$HOME/.agent-adaptor/codex/<profile>`. Threads live in

@@ -5,11 +5,17 @@
 //! | `item/commandExecution/requestApproval` | permission `shell: <command>` | `accept` | `decline` | `cancel` |
 //! | `item/fileChange/requestApproval` | permission `apply_patch` | `accept` | `decline` | `cancel` |
 //! | `item/permissions/requestApproval` | permission `permissions` | the requested profile | `{}` | `{}` |
-//! | `item/tool/requestUserInput` | question (choices = first question's options) | first option of each question | no answers | no answers |
+//! | `item/tool/requestUserInput` | question (choices = first question's options) | first option of each question | no answers | turn interrupted, no answers |
 //! | anything else | — | JSON-RPC error `-32601` | | |
 //!
 //! `decline` lets the turn continue (the model is told the action was rejected); `cancel` also
-//! interrupts the turn.
+//! interrupts the turn. A question has no `cancel`: the run interrupts the turn itself
+//! ([`abort_interrupts`]).
+//!
+//! **Answers.** Codex asks one to three questions at once and hands the model
+//! `{"answers":{"<question id>":{"answers":[…]}}}` verbatim. A plain answer (a choice label or free
+//! text) answers the first question. A JSON object answers several: keys are question ids (or question
+//! texts), values a string or an array of strings (labels and/or free text).
 
 use serde_json::{Value, json};
 
@@ -17,7 +23,7 @@ use crate::driver::{DecisionChoice, DecisionKind, DecisionOutcome, DecisionReque
 
 use super::wire::RequestId;
 use super::wire::client;
-use super::wire::server_request::{ServerRequest, UserInputResponse};
+use super::wire::server_request::{ServerRequest, UserInputQuestion, UserInputResponse};
 
 /// The decision to ask for `request`; `None` for requests the driver refuses.
 pub fn ask(request: &ServerRequest) -> Option<DecisionRequest> {
@@ -64,6 +70,7 @@ pub fn ask(request: &ServerRequest) -> Option<DecisionRequest> {
                         .iter()
                         .map(|q| {
                             json!({"id": q.id, "header": q.header, "question": q.question,
+                                "is_other": q.is_other, "is_secret": q.is_secret,
                                 "options": q.options.as_ref().map(|o| o.iter().map(|x| x.label.clone()).collect::<Vec<_>>())})
                         })
                         .collect(),
@@ -79,12 +86,11 @@ pub fn ask(request: &ServerRequest) -> Option<DecisionRequest> {
                     description: o.description.clone(),
                 })
                 .collect();
-            (
-                DecisionKind::Question,
-                first.question.clone(),
-                p.item_id.clone(),
-                choices,
-            )
+            let title = match p.questions.len() {
+                1 => first.question.clone(),
+                n => format!("{} (+{} more)", first.question, n - 1),
+            };
+            (DecisionKind::Question, title, p.item_id.clone(), choices)
         }
         ServerRequest::Unknown { .. } => return None,
     };
@@ -127,11 +133,7 @@ pub fn answer(id: &RequestId, request: &ServerRequest, outcome: &DecisionOutcome
         ServerRequest::ToolRequestUserInput(p) => {
             let mut r = UserInputResponse::default();
             match outcome {
-                DecisionOutcome::Answered { answer, .. } => {
-                    if let Some(q) = p.questions.first() {
-                        r = r.with(q.id.clone(), [answer.clone()]);
-                    }
-                }
+                DecisionOutcome::Answered { answer, .. } => r = answers(&p.questions, answer),
                 DecisionOutcome::Approved => {
                     for q in &p.questions {
                         if let Some(o) = q.options.iter().flatten().next() {
@@ -145,6 +147,45 @@ pub fn answer(id: &RequestId, request: &ServerRequest, outcome: &DecisionOutcome
         }
         ServerRequest::Unknown { method, .. } => refuse(id, method),
     }
+}
+
+/// True when an abort-deny of `request` needs the driver to interrupt the turn itself (Codex offers
+/// no cancelling answer for it).
+pub fn abort_interrupts(request: &ServerRequest) -> bool {
+    matches!(request, ServerRequest::ToolRequestUserInput(_))
+}
+
+/// The answers to `questions` for the host's `answer` (see the module docs).
+fn answers(questions: &[UserInputQuestion], answer: &str) -> UserInputResponse {
+    let mut r = UserInputResponse::default();
+    let keyed = serde_json::from_str::<serde_json::Map<String, Value>>(answer.trim())
+        .ok()
+        .filter(|m| !m.is_empty());
+    let Some(map) = keyed else {
+        if let Some(q) = questions.first() {
+            r = r.with(q.id.clone(), [answer.to_owned()]);
+        }
+        return r;
+    };
+    for q in questions {
+        let Some(v) = map.get(&q.id).or_else(|| map.get(&q.question)) else {
+            continue;
+        };
+        let texts: Vec<String> = match v {
+            Value::String(s) => vec![s.clone()],
+            Value::Array(items) => items
+                .iter()
+                .map(|i| match i {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                })
+                .collect(),
+            Value::Null => continue,
+            other => vec![other.to_string()],
+        };
+        r = r.with(q.id.clone(), texts);
+    }
+    r
 }
 
 /// The JSON-RPC error for a server request the driver does not handle.
@@ -230,8 +271,72 @@ mod tests {
         ))
         .unwrap();
         assert_eq!(a["result"]["answers"]["db"]["answers"], json!(["SQLite"]));
+        assert!(abort_interrupts(&q));
+        assert!(!abort_interrupts(&p));
         let u = req("item/tool/call", json!({"x":1}));
         assert!(ask(&u).is_none());
         assert!(answer(&id, &u, &DecisionOutcome::Approved).contains("-32601"));
+    }
+}
+
+#[cfg(test)]
+mod question_tests {
+    use super::*;
+
+    fn two() -> ServerRequest {
+        ServerRequest::parse(
+            "item/tool/requestUserInput",
+            Some(
+                &json!({"threadId":"t","turnId":"u","itemId":"call_1","isBlocking":true,"questions":[
+                    {"id":"db","header":"Database","question":"Which database?","isOther":true,
+                     "options":[{"label":"Postgres","description":"Relational"},{"label":"SQLite","description":"Embedded"}]},
+                    {"id":"tests","header":"Tests","question":"Which tests first?","isOther":true,"options":null}]})
+                .to_string(),
+            ),
+        )
+        .unwrap()
+    }
+
+    fn answered(answer: &str) -> Value {
+        let outcome = DecisionOutcome::Answered {
+            answer: answer.into(),
+            choice: None,
+        };
+        serde_json::from_str::<Value>(&super::answer(&RequestId::Int(0), &two(), &outcome)).unwrap()["result"]
+            .clone()
+    }
+
+    #[test]
+    fn several_questions_are_described_and_answered_by_id_or_text() {
+        let d = ask(&two()).unwrap();
+        assert_eq!(d.title, "Which database? (+1 more)");
+        assert_eq!(d.tool_call_id, "call_1");
+        assert_eq!(d.details["questions"][1]["id"], "tests");
+        assert_eq!(d.details["questions"][0]["is_other"], true);
+        assert_eq!(
+            d.choices.iter().map(|c| c.key.as_str()).collect::<Vec<_>>(),
+            ["Postgres", "SQLite"]
+        );
+        assert_eq!(
+            answered(r#"{"db":"SQLite","Which tests first?":["Unit","user_note: smoke too"]}"#),
+            json!({"answers":{"db":{"answers":["SQLite"]},"tests":{"answers":["Unit","user_note: smoke too"]}}})
+        );
+        // Unknown keys are ignored; a plain answer goes to the first question.
+        assert_eq!(answered(r#"{"nope":"x"}"#), json!({"answers":{}}));
+        assert_eq!(
+            answered("Postgres"),
+            json!({"answers":{"db":{"answers":["Postgres"]}}})
+        );
+        assert_eq!(answered("{}"), json!({"answers":{"db":{"answers":["{}"]}}}));
+    }
+
+    #[test]
+    fn a_denied_question_gets_no_answers() {
+        let deny = DecisionOutcome::Denied {
+            reason: "no".into(),
+            interrupt: false,
+        };
+        let v: Value = serde_json::from_str(&answer(&RequestId::Int(1), &two(), &deny)).unwrap();
+        assert_eq!(v, json!({"id":1,"result":{"answers":{}}}));
     }
 }

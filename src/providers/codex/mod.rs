@@ -61,16 +61,17 @@ pub fn descriptor() -> Descriptor {
                 DecisionMode::AutoDeny,
             ],
             plan_review: Vec::new(),
-            question: Vec::new(),
+            // Codex asks only in Plan collaboration mode (`CodexConfig::plan_mode`).
+            question: vec![DecisionMode::Ask, DecisionMode::AutoDeny],
             retry: false,
         },
         messages: MessageCaps {
-            boundaries: vec![Boundary::TurnEnd],
-            interrupt: false,
+            boundaries: vec![Boundary::InTurn, Boundary::TurnEnd],
+            interrupt: true,
             continue_mode: ContinueMode::InRun,
             max_units: 0,
             unit: "bytes".into(),
-            confirmed_delivery: false,
+            confirmed_delivery: true,
             persists_delivered: true,
             min_version: None,
         },
@@ -220,6 +221,11 @@ impl Driver for CodexDriver {
                 f("model", "string", "Model slug"),
                 f("reasoning_effort", "string", "low|medium|high|xhigh"),
                 f("fast_mode", "boolean", "service_tier = \"fast\""),
+                f(
+                    "plan_mode",
+                    "boolean",
+                    "Turns run in Codex's experimental Plan collaboration mode (questions via request_user_input)",
+                ),
                 f(
                     "provider",
                     "object",

@@ -285,6 +285,7 @@ impl Translator {
 
     fn item_started(&mut self, item: ThreadItem, out: &mut Vec<DriverEvent>) {
         match &item {
+            ThreadItem::UserMessage(u) if u.client_id.is_some() => self.abandon_streams(out),
             ThreadItem::AgentMessage(_) | ThreadItem::Reasoning(_) | ThreadItem::UserMessage(_) => {}
             ThreadItem::Plan(_) | ThreadItem::ContextCompaction { .. } => {}
             ThreadItem::Unknown(v) => out.push(unknown_item(v)),
@@ -297,6 +298,38 @@ impl Translator {
                 }
             }
         }
+    }
+
+    /// Input steered into the running turn was delivered while a response was streaming: Codex
+    /// abandons that response (its text and reasoning never complete and are not in later history),
+    /// so the open blocks end here and a notice reports what was discarded.
+    fn abandon_streams(&mut self, out: &mut Vec<DriverEvent>) {
+        if self.text_open.is_empty() && self.thinking_open.is_empty() {
+            return;
+        }
+        let mut text: Vec<_> = self.text_open.drain().collect();
+        text.sort();
+        let mut th: Vec<_> = self.thinking_open.drain().map(|(k, _)| k).collect();
+        th.sort();
+        let discarded: String = text.iter().map(|(_, t)| t.as_str()).collect();
+        out.extend(
+            text.iter()
+                .map(|(id, _)| text_event(id, String::new(), Phase::End)),
+        );
+        out.extend(th.iter().map(|id| thinking_event(id, String::new(), Phase::End)));
+        out.push(DriverEvent::Notice(
+            Notice::new(
+                notice_kind::RUNTIME,
+                "steered input abandoned the in-flight response; its partial output is discarded",
+            )
+            .with_meta("source", "codex.steer")
+            .with_data("discarded_text", discarded),
+        ));
+    }
+
+    /// How many tool items are open (started, not completed) in the current turn.
+    pub fn open_tools(&self) -> usize {
+        self.tools_open.len()
     }
 
     fn item_completed(&mut self, item: ThreadItem, out: &mut Vec<DriverEvent>) {

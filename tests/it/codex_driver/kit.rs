@@ -13,17 +13,17 @@ use super::Cx;
 
 #[tokio::test]
 async fn the_codex_driver_passes_the_conformance_kit() {
-    // The last user text picks the answer: "touch it" asks for an escalated command, its output is
+    // A request whose user texts include "touch it" asks for an escalated command (the kit's message
+    // may be steered in before the call: Codex then re-samples with both texts), its output is
     // answered with "Done.", anything else with reasoning and an echo.
     let script = Script::new().otherwise(|log: &[RecordedRequest]| {
         let last = log.last();
         if last.is_some_and(|r| !r.tool_outputs().is_empty()) {
             return Reply::new().text("Done.");
         }
+        let touch = last.is_some_and(|r| r.texts_of_role("user").iter().any(|t| t.contains("touch it")));
         match last.and_then(RecordedRequest::last_user_text) {
-            Some(t) if t.contains("touch it") => {
-                Reply::new().exec_command_escalated("touch kit-marker.txt", "Need to write")
-            }
+            _ if touch => Reply::new().exec_command_escalated("touch kit-marker.txt", "Need to write"),
             t => Reply::new()
                 .reasoning("Thinking.")
                 .text(format!("Echo: {}", t.unwrap_or_default())),

@@ -6,11 +6,15 @@
 //!   reaping, instructions and native structured output, inspection.
 //! * `decisions.rs` — command and file-change approvals approved and denied.
 //! * `threads.rs` — resume in a new process, resume rejection with the fresh retry, fork, AfterTurn input.
+//! * `messages.rs` — Soon input steered into the running turn, Interrupt input starting the next turn.
+//! * `questions.rs` — `request_user_input` in Plan collaboration mode through the question policy.
 //! * `kit.rs` — the conformance kit.
 
 mod basic;
 mod decisions;
 mod kit;
+mod messages;
+mod questions;
 mod threads;
 
 use std::path::PathBuf;

@@ -6,11 +6,14 @@
 //!    run's decision policy) and the developer instructions.
 //! 3. `turn/start` with the prompt (and the output schema); notifications are translated in wire order,
 //!    fenced by thread and turn ([`super::translate`]); server requests become decisions.
-//! 4. At `turn/completed`, queued AfterTurn input starts the next turn in the same process.
+//! 4. While a turn runs, `Soon` input is steered in (`turn/steer`) and `Interrupt` input interrupts the
+//!    turn (`turn/interrupt`) and starts the next one with it ([`input`]). At `turn/completed`, queued
+//!    AfterTurn input starts the next turn in the same process.
 //! 5. stdin EOF and the process exits; on cancel, timeout or a protocol break, `turn/interrupt` and the
 //!    escalating stop. Every process is reaped before `run` returns.
 
 pub(super) mod conn;
+mod input;
 mod turn;
 
 use std::path::{Path, PathBuf};
@@ -54,6 +57,12 @@ struct Exec<'a> {
     rejected_abort: bool,
     cancelled: bool,
     turns: u32,
+    /// Steered input waiting for its `userMessage` item.
+    steers: Vec<input::Steered>,
+    /// Client message ids handed out so far.
+    steer_seq: u64,
+    /// Codex refused a steer in the current turn: further `Soon` input waits for the turn end.
+    steer_refused: bool,
 }
 
 /// Runs one invocation.
@@ -88,6 +97,9 @@ pub async fn run(config: &CodexConfig, registry: &ProcessRegistry, req: Request,
         rejected_abort: false,
         cancelled: false,
         turns: 0,
+        steers: Vec::new(),
+        steer_seq: 0,
+        steer_refused: false,
     };
     io.events
         .notice(

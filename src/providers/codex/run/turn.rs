@@ -1,5 +1,5 @@
-//! The JSON-RPC conversation of one invocation: handshake, thread, turns, server requests and the
-//! turn-end continuation.
+//! The JSON-RPC conversation of one invocation: handshake, thread, turns, server requests, mid-turn
+//! input ([`super::input`]) and the turn-end continuation.
 
 use std::time::{Duration, Instant};
 
@@ -13,8 +13,9 @@ use crate::driver::{
 use super::super::classify::{is_resume_rejection, turn_failure};
 use super::super::decision;
 use super::super::wire::client::{
-    ApprovalPolicy, ClientInfo, ClientRequest, InitializeParams, SandboxMode, ThreadForkParams,
-    ThreadResumeParams, ThreadStartParams, TurnInterruptParams, TurnStartParams, initialized,
+    ApprovalPolicy, ClientInfo, ClientRequest, CollaborationMode, CollaborationSettings,
+    InitializeCapabilities, InitializeParams, SandboxMode, ThreadForkParams, ThreadResumeParams,
+    ThreadStartParams, TurnInterruptParams, TurnStartParams, initialized,
 };
 use super::super::wire::items::{TurnStatus, UserInput};
 use super::super::wire::results::ThreadResponse;
@@ -23,10 +24,11 @@ use super::super::wire::server_request::ServerRequest;
 use super::super::wire::{RequestId, RpcMessage};
 use super::Exec;
 use super::conn::{Conn, Incoming};
+use super::input::{joined, settle_all};
 
 /// Why a request got no result.
 #[derive(Debug)]
-enum CallError {
+pub(super) enum CallError {
     /// A JSON-RPC error answer.
     Rpc(RpcError),
     /// stdin broke, stdout ended, the answer was malformed or late.
@@ -62,7 +64,7 @@ impl Exec<'_> {
     }
 
     /// Sends `req` and reads (translating everything else in wire order) until its answer.
-    async fn call(
+    pub(super) async fn call(
         &mut self,
         conn: &mut Conn,
         req: ClientRequest,
@@ -161,8 +163,14 @@ impl Exec<'_> {
             _ = self.io.cancel.cancelled() => return,
             _ = tokio::time::sleep_until(self.deadline.into()) => return,
         };
-        if matches!(outcome, DecisionOutcome::Denied { interrupt: true, .. }) {
+        let abort = matches!(outcome, DecisionOutcome::Denied { interrupt: true, .. });
+        if abort {
             self.rejected_abort = true;
+            if decision::abort_interrupts(&request) {
+                // Codex has no "cancel" answer for this request: stop the turn, then resolve the
+                // request (Codex ignores the late answer).
+                self.interrupt(conn).await;
+            }
         }
         let _ = conn.send_line(decision::answer(&id, &request, &outcome)).await;
     }
@@ -176,7 +184,11 @@ impl Exec<'_> {
                 title: None,
                 version: env!("CARGO_PKG_VERSION").into(),
             },
-            capabilities: None,
+            // Plan collaboration mode is experimental: without the opt-in `turn/start` refuses it.
+            capabilities: self.config.plan_mode.then_some(InitializeCapabilities {
+                experimental_api: true,
+                opt_out_notification_methods: None,
+            }),
         });
         if let Err(e) = self.call(conn, init, hs).await {
             return self.call_failed("initialize", e);
@@ -210,14 +222,45 @@ impl Exec<'_> {
         self.emit_all(events).await;
         let mut prompt = self.req.prompt.clone();
         let mut claims: Vec<ClaimedMessage> = Vec::new();
+        let mut mechanism = "turn_start";
         loop {
+            self.steer_refused = false;
             if !self.start_turn(conn, &prompt).await {
-                settle(claims, false);
+                settle_all(claims, &Ack::Failed(MessageFailure::RunFailed));
                 return;
             }
-            settle(std::mem::take(&mut claims), true);
-            if !self.await_terminal(conn).await {
-                return;
+            settle_all(
+                std::mem::take(&mut claims),
+                &Ack::Delivered {
+                    mechanism: mechanism.into(),
+                },
+            );
+            let end = self.await_terminal(conn).await;
+            let requeue = Ack::Requeue {
+                possible_duplicate: true,
+            };
+            match end {
+                Wait::Stopped => {
+                    self.release_steers(&Ack::Failed(MessageFailure::RunFailed));
+                    return;
+                }
+                Wait::Interrupted(next) => {
+                    self.release_steers(&requeue);
+                    let interrupted = self
+                        .tr
+                        .terminal()
+                        .is_some_and(|t| t.status == TurnStatus::Interrupted);
+                    // The turn may have ended by itself before the interrupt reached it.
+                    if !interrupted && !self.verdict() {
+                        settle_all(next, &Ack::Failed(MessageFailure::RunFailed));
+                        return;
+                    }
+                    prompt = joined(&next);
+                    claims = next;
+                    mechanism = "interrupt";
+                    continue;
+                }
+                Wait::Ended => self.release_steers(&requeue),
             }
             if !self.verdict() {
                 return;
@@ -226,6 +269,7 @@ impl Exec<'_> {
                 Some((p, c)) => {
                     prompt = p;
                     claims = c;
+                    mechanism = "turn_start";
                 }
                 None => return,
             }
@@ -281,14 +325,38 @@ impl Exec<'_> {
         }
     }
 
+    /// `collaborationMode: plan` when configured; the mode needs the model (the thread's, else the
+    /// requested one) and keeps Codex's built-in plan instructions.
+    fn plan_mode(&self, effort: Option<String>) -> Option<CollaborationMode> {
+        if !self.config.plan_mode {
+            return None;
+        }
+        let model = self
+            .model
+            .clone()
+            .or_else(|| self.req.model.clone())
+            .or_else(|| self.config.model.clone())
+            .unwrap_or_default();
+        Some(CollaborationMode {
+            mode: "plan".into(),
+            settings: CollaborationSettings {
+                model,
+                reasoning_effort: effort,
+                developer_instructions: None,
+            },
+        })
+    }
+
     /// `turn/start`; false when the run cannot go on.
     async fn start_turn(&mut self, conn: &mut Conn, prompt: &str) -> bool {
         let tid = self.tr.thread_id().unwrap_or_default().to_owned();
+        let effort = self.config.reasoning_effort.map(|e| e.as_str().to_owned());
         let params = TurnStartParams {
             thread_id: tid,
             input: vec![UserInput::text(prompt)],
-            effort: self.config.reasoning_effort.map(|e| e.as_str().to_owned()),
+            effort: effort.clone(),
             output_schema: self.req.output_schema.as_ref().map(|s| s.schema.clone()),
+            collaboration_mode: self.plan_mode(effort),
             ..Default::default()
         };
         let hs = self.config.handshake_timeout();
@@ -312,23 +380,50 @@ impl Exec<'_> {
         }
     }
 
-    /// Reads until the current turn's `turn/completed`; false on cancel, timeout or a broken stream.
-    async fn await_terminal(&mut self, conn: &mut Conn) -> bool {
+    /// Reads until the current turn's `turn/completed`, handing queued input to the running turn
+    /// as it is admitted.
+    async fn await_terminal(&mut self, conn: &mut Conn) -> Wait {
+        let mut port = self.io.messages.clone();
+        let mut check = port.is_some();
+        let mut next: Option<Vec<ClaimedMessage>> = None;
+        let stop = |next: Option<Vec<ClaimedMessage>>, why: MessageFailure| {
+            settle_all(next.unwrap_or_default(), &Ack::Failed(why));
+            Wait::Stopped
+        };
         while self.tr.terminal().is_none() {
+            if check {
+                check = false;
+                if next.is_none() {
+                    next = self.mid_turn_input(conn).await;
+                }
+                if self.tr.terminal().is_some() {
+                    break;
+                }
+            }
+            let changed = async {
+                match port.as_mut() {
+                    Some(p) => p.changed().await,
+                    None => std::future::pending().await,
+                }
+            };
             let inc = tokio::select! {
                 biased;
                 _ = self.io.cancel.cancelled() => {
                     self.cancelled = true;
                     self.interrupt(conn).await;
                     self.fail(FailureCode::Cancelled, "cancelled");
-                    return false;
+                    return stop(next, MessageFailure::Cancelled);
+                }
+                () = changed => {
+                    check = true;
+                    continue;
                 }
                 r = tokio::time::timeout_at(self.deadline.into(), conn.next()) => match r {
                     Ok(i) => i,
                     Err(_) => {
                         self.interrupt(conn).await;
                         self.fail(FailureCode::Network, "Codex did not finish the turn within the wall-clock limit");
-                        return false;
+                        return stop(next, MessageFailure::Timeout);
                     }
                 },
             };
@@ -338,21 +433,26 @@ impl Exec<'_> {
                     FailureCode::AgentError,
                     format!("codex app-server exited before turn/completed: {}", tail.trim()),
                 );
-                return false;
+                return stop(next, MessageFailure::RunFailed);
             }
             self.pump(conn, inc).await;
+            self.ack_steers();
             if self.io.cancel.is_cancelled() && self.tr.terminal().is_none() {
                 self.cancelled = true;
                 self.interrupt(conn).await;
                 self.fail(FailureCode::Cancelled, "cancelled");
-                return false;
+                return stop(next, MessageFailure::Cancelled);
             }
         }
-        true
+        self.ack_steers();
+        match next {
+            Some(claims) => Wait::Interrupted(claims),
+            None => Wait::Ended,
+        }
     }
 
     /// Sends `turn/interrupt` without waiting for the answer.
-    async fn interrupt(&mut self, conn: &mut Conn) {
+    pub(super) async fn interrupt(&mut self, conn: &mut Conn) {
         if let (Some(thread), Some(turn)) = (self.tr.thread_id(), self.tr.turn_id()) {
             let req = ClientRequest::TurnInterrupt(TurnInterruptParams {
                 thread_id: thread.to_owned(),
@@ -402,24 +502,16 @@ impl Exec<'_> {
         if claims.is_empty() {
             return None;
         }
-        let prompt = claims
-            .iter()
-            .map(|c| c.text.as_str())
-            .collect::<Vec<_>>()
-            .join("\n\n");
-        Some((prompt, claims))
+        Some((joined(&claims), claims))
     }
 }
 
-/// Settles claims after the attempt to hand them to Codex.
-fn settle(claims: Vec<ClaimedMessage>, delivered: bool) {
-    for c in claims {
-        c.ack(if delivered {
-            Ack::Delivered {
-                mechanism: "turn_start".into(),
-            }
-        } else {
-            Ack::Failed(MessageFailure::RunFailed)
-        });
-    }
+/// How waiting for a turn's terminal ended.
+enum Wait {
+    /// `turn/completed` arrived.
+    Ended,
+    /// `turn/completed` arrived after the driver interrupted the turn for this input.
+    Interrupted(Vec<ClaimedMessage>),
+    /// Cancel, the wall-clock limit or a broken stream: the run stops.
+    Stopped,
 }

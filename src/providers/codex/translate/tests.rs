@@ -215,3 +215,38 @@ fn an_aborted_turn_closes_open_lifecycles() {
         matches!(out.last(), Some(DriverEvent::TurnCompleted(r)) if r.error.as_deref() == Some("cancelled"))
     );
 }
+
+#[test]
+fn a_steer_while_streaming_abandons_the_response_and_says_so() {
+    let (tr, out) = replay(&fixture("steer_streaming"));
+    assert_eq!(tr.delivered_client_ids(), ["client-msg-1"]);
+    let abandoned: Vec<_> = out
+        .iter()
+        .filter_map(|e| match e {
+            DriverEvent::Notice(n) if n.metadata.get("source").map(String::as_str) == Some("codex.steer") => {
+                Some(n)
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(abandoned.len(), 1, "{abandoned:?}");
+    let discarded = abandoned[0].data["discarded_text"].as_str().unwrap();
+    assert!(!discarded.is_empty());
+    // Every started text block ends exactly once, the abandoned one at the steer.
+    let phase = |p: Phase| {
+        out.iter()
+            .filter(|e| matches!(e, DriverEvent::TextDelta(t) if t.phase == p))
+            .count()
+    };
+    assert_eq!(phase(Phase::Start), phase(Phase::End));
+    assert!(tr.last_text().unwrap().contains("STEER while streaming"));
+}
+
+#[test]
+fn a_steer_during_a_tool_abandons_nothing() {
+    let (tr, out) = replay(&fixture("steer_during_tool"));
+    assert_eq!(tr.delivered_client_ids(), ["client-msg-2"]);
+    assert!(!out.iter().any(
+        |e| matches!(e, DriverEvent::Notice(n) if n.metadata.get("source").map(String::as_str) == Some("codex.steer"))
+    ));
+}
