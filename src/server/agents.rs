@@ -123,8 +123,15 @@ pub fn driver_for(
                 .and_then(Value::as_u64)
                 .map(Duration::from_millis)
                 .unwrap_or(server.reference_chunk_delay);
+            // `"fork": false` declares no session fork (to exercise the service's refusal).
+            let descriptor = (config.get("fork") == Some(&Value::Bool(false))).then(|| {
+                let mut d = ReferenceDriver::new(ReferenceConfig::default()).descriptor();
+                d.sessions.fork = false;
+                d
+            });
             Arc::new(ReferenceDriver::new(ReferenceConfig {
                 chunk_delay: delay,
+                descriptor,
                 ..Default::default()
             }))
         }

@@ -4,8 +4,8 @@
 use axum::Json;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use serde::Serialize;
 
+use super::views::{ErrorBody, ErrorDetail};
 use crate::runtime::{ApprovalError, MessageError, MessageErrorKind};
 use crate::store::StoreError;
 
@@ -25,19 +25,6 @@ pub struct ApiError {
     pub retry_after: Option<u64>,
     /// The `WWW-Authenticate` challenge of a 401.
     pub challenge: Option<String>,
-}
-
-#[derive(Serialize)]
-struct Body<'a> {
-    error: Inner<'a>,
-}
-
-#[derive(Serialize)]
-struct Inner<'a> {
-    code: &'a str,
-    message: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    field: Option<&'a str>,
 }
 
 impl ApiError {
@@ -157,11 +144,11 @@ impl ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let body = Body {
-            error: Inner {
-                code: self.code,
-                message: &self.message,
-                field: self.field.as_deref(),
+        let body = ErrorBody {
+            error: ErrorDetail {
+                code: self.code.to_owned(),
+                message: self.message,
+                field: self.field,
             },
         };
         let mut resp = (self.status, Json(body)).into_response();

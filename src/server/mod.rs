@@ -12,7 +12,12 @@
 //! | `runs` | the run registry, the per-run pump recording events, live approvals |
 //! | `rest` | agents, runs, run events, approvals, messages, health |
 //! | `agui` | the AG-UI route |
-//! | `threads` | threads (list, get, archive), thread history across runs, `/metrics` |
+//! | `threads` | threads (create, list, get, fork, archive), thread history across runs, `/metrics` |
+//! | `declared` | threads declared through the service: run defaults, fork parents |
+//! | `standby` | Standby over HTTP: open, send, cancel, SSE events, release |
+//! | `inspect` | the driver's inspection report, each probe under a timeout |
+//! | `playground` | `GET /`: the zero-build playground page |
+//! | `views` | every response body as a `Serialize + ToSchema` type |
 //! | `sse` | SSE framing, replay and live follow |
 //! | `body`, `error` | strict JSON bodies and the one JSON error shape |
 //! | `openapi` | the OpenAPI 3.1 document (`/openapi.json`) and the docs page (`/docs`) |
@@ -26,15 +31,20 @@ mod agui;
 pub mod auth;
 mod body;
 pub mod config;
+pub mod declared;
 pub mod error;
 pub mod file;
+mod inspect;
 pub mod limits;
 pub mod openapi;
+pub mod playground;
 mod rest;
 pub mod retention;
 pub mod runs;
 mod sse;
+pub mod standby;
 mod threads;
+pub mod views;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -44,6 +54,9 @@ use axum::extract::DefaultBodyLimit;
 use axum::http::{HeaderName, HeaderValue, Method};
 use axum::middleware;
 use axum::routing::{get, post};
+
+use declared::DeclaredThreads;
+use standby::Standbys;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tower_http::cors::{AllowOrigin, Any, CorsLayer};
@@ -106,6 +119,10 @@ pub struct AppState {
     pub store: Arc<dyn ThreadStore>,
     /// The runs of this process.
     pub runs: Arc<RunRegistry>,
+    /// Threads declared through the service (create, fork).
+    pub declared: DeclaredThreads,
+    /// The open Standbys.
+    pub standbys: Standbys,
     /// Fires when shutdown begins.
     pub shutdown: CancellationToken,
     /// The API keys and their tenants.
@@ -161,6 +178,7 @@ pub fn router(state: Arc<AppState>) -> Router {
     let v1 = Router::new()
         .route("/v1/agents", get(rest::list_agents))
         .route("/v1/agents/{agent}", get(rest::get_agent))
+        .route("/v1/agents/{agent}/inspect", get(inspect::inspect))
         .route("/v1/agents/{agent}/agui", post(agui::named))
         .route("/v1/agui", post(agui::default_agent))
         .route("/v1/agents/{agent}/runs", post(rest::start_stateless))
@@ -168,8 +186,28 @@ pub fn router(state: Arc<AppState>) -> Router {
             "/v1/agents/{agent}/threads/{key}/runs",
             post(rest::start_on_thread),
         )
-        .route("/v1/agents/{agent}/threads", get(threads::list))
+        .route(
+            "/v1/agents/{agent}/threads",
+            get(threads::list).post(threads::create),
+        )
         .route("/v1/agents/{agent}/threads/{key}", get(threads::get))
+        .route("/v1/agents/{agent}/threads/{key}/fork", post(threads::fork))
+        .route(
+            "/v1/agents/{agent}/threads/{key}/standby",
+            get(standby::get).post(standby::open).delete(standby::release),
+        )
+        .route(
+            "/v1/agents/{agent}/threads/{key}/standby/messages",
+            post(standby::send),
+        )
+        .route(
+            "/v1/agents/{agent}/threads/{key}/standby/cancel",
+            post(standby::cancel),
+        )
+        .route(
+            "/v1/agents/{agent}/threads/{key}/standby/events",
+            get(standby::events),
+        )
         .route("/v1/agents/{agent}/threads/{key}/archive", post(threads::archive))
         .route("/v1/agents/{agent}/threads/{key}/events", get(threads::history))
         .route("/v1/runs/{run_id}", get(rest::get_run))
@@ -180,6 +218,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/v1/runs/{run_id}/approvals/{id}", post(rest::decide))
         .route_layer(middleware::from_fn_with_state(state.clone(), auth::guard));
     let r = Router::new()
+        .route("/", get(playground::page))
         .route("/healthz", get(rest::healthz))
         .route("/readyz", get(rest::readyz))
         .route("/metrics", get(threads::metrics))
@@ -222,6 +261,8 @@ impl Server {
             agents,
             store,
             runs: Arc::new(RunRegistry::default()),
+            declared: DeclaredThreads::default(),
+            standbys: Standbys::default(),
             shutdown: CancellationToken::new(),
             auth,
             limits,
@@ -271,6 +312,7 @@ impl RunningServer {
     pub async fn shutdown(self) -> Result<(), ServerError> {
         let grace = self.state.config.shutdown_grace;
         self.state.shutdown.cancel();
+        self.state.standbys.release_all();
         let live = self.state.runs.live();
         for run in &live {
             run.stream.cancel();

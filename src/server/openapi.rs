@@ -2,203 +2,18 @@
 //! every handler, served at `GET /openapi.json` with interactive docs (Scalar) at `GET /docs`, and committed
 //! at `openapi/openapi.json` (a drift test keeps the two equal).
 //!
-//! The handlers answer with `serde_json::Value` built in place; the schemas here describe those bodies.
+//! Every handler answers with a `Serialize + ToSchema` type from `super::views`, so the schemas the
+//! document references are the types the handlers serialize; a test validates live responses against the
+//! committed document.
 
 use axum::Json;
 use axum::Router;
 use axum::routing::get;
-use utoipa::{OpenApi, ToSchema};
+use utoipa::OpenApi;
 use utoipa_scalar::{Scalar, Servable};
 
-use super::{agui, rest, threads};
-
-/// The one error body of the service.
-#[derive(Debug, ToSchema)]
-pub struct ErrorBody {
-    /// The error.
-    pub error: ErrorDetail,
-}
-
-/// The error inside [`ErrorBody`].
-#[derive(Debug, ToSchema)]
-pub struct ErrorDetail {
-    /// The stable machine code: `not_found` (404), `invalid_json` (400), `invalid_request` (422),
-    /// `unsupported_media_type` (415), `body_too_large` (413), `unreadable_body` (400), `thread_busy` (409),
-    /// `run_finished` (409), `run_cancelled` (409), `approval_resolved` (409), `approval_expired` (410),
-    /// `approval_unavailable` (410), `approval_kind_mismatch` (422), `message_unsupported` (422),
-    /// `messages_disabled` (403), `message_too_large` (413), `unauthorized` (401, `WWW-Authenticate`),
-    /// `rate_limited` (429, `Retry-After`), `too_many_runs` (429, `Retry-After`), `shutting_down` (503, `Retry-After`),
-    /// `store_unavailable` (503, `Retry-After`), `store_error` (500).
-    pub code: String,
-    /// A human-readable message.
-    pub message: String,
-    /// The offending request field, when one is known.
-    pub field: Option<String>,
-}
-
-/// `GET /healthz` and `GET /readyz`.
-#[derive(Debug, ToSchema)]
-pub struct Health {
-    /// `ok` or `ready`.
-    pub status: String,
-    /// The store backend (`/readyz` only).
-    pub store: Option<String>,
-}
-
-/// An agent.
-#[derive(Debug, ToSchema)]
-pub struct AgentView {
-    /// The agent's name.
-    pub name: String,
-    /// The provider driving it (`claude`, `codex`, `codebuddy`, ...).
-    pub provider: String,
-    /// The driver descriptor (capabilities).
-    #[schema(value_type = Object)]
-    pub descriptor: serde_json::Value,
-}
-
-/// `GET /v1/agents`.
-#[derive(Debug, ToSchema)]
-pub struct AgentList {
-    /// The agents.
-    pub agents: Vec<AgentView>,
-    /// The default agent (used by `POST /v1/agui`).
-    pub default: Option<String>,
-}
-
-/// Links of a live run.
-#[derive(Debug, ToSchema)]
-pub struct RunLinks {
-    /// The run.
-    #[schema(rename = "self")]
-    pub self_: String,
-    /// Its SSE events.
-    pub events: String,
-    /// Its approvals.
-    pub approvals: String,
-}
-
-/// A run.
-#[derive(Debug, ToSchema)]
-pub struct RunView {
-    /// The run id.
-    pub run_id: String,
-    /// The agent.
-    pub agent: String,
-    /// The thread key, for a run on a thread.
-    pub thread_key: Option<String>,
-    /// `running`, `parked`, `completed`, `failed`, `cancelled`, ...
-    pub state: String,
-    /// The result of a finished run.
-    #[schema(value_type = Option<Object>)]
-    pub result: Option<serde_json::Value>,
-    /// The error of a failed run.
-    #[schema(value_type = Option<Object>)]
-    pub error: Option<serde_json::Value>,
-    /// When the run started (RFC 3339).
-    pub created_at: String,
-    /// Links (live runs only).
-    pub links: Option<RunLinks>,
-}
-
-/// `GET /v1/runs/{run_id}/approvals`.
-#[derive(Debug, ToSchema)]
-pub struct ApprovalList {
-    /// The approval requests (permission, plan review, question), each with `pending`.
-    #[schema(value_type = Vec<Object>)]
-    pub approvals: Vec<serde_json::Value>,
-}
-
-/// The answer to `POST /v1/runs/{run_id}/approvals/{id}`.
-#[derive(Debug, ToSchema)]
-pub struct DecisionAccepted {
-    /// The approval id.
-    pub id: String,
-    /// The run.
-    pub run_id: String,
-    /// The decision as recorded.
-    #[schema(value_type = Object)]
-    pub decision: serde_json::Value,
-}
-
-/// The answer to `POST /v1/runs/{run_id}/messages`.
-#[derive(Debug, ToSchema)]
-pub struct MessageAccepted {
-    /// The message id.
-    pub message_id: String,
-    /// The run.
-    pub run_id: String,
-}
-
-/// A thread in a listing.
-#[derive(Debug, ToSchema)]
-pub struct ThreadSummary {
-    /// The thread key.
-    pub key: String,
-    /// `active` or `archived`.
-    pub status: String,
-    /// The driver type that owns the thread's checkpoint.
-    pub driver_type: Option<String>,
-    /// Created (RFC 3339).
-    pub created_at: String,
-    /// Updated (RFC 3339).
-    pub updated_at: String,
-}
-
-/// `GET /v1/agents/{agent}/threads`.
-#[derive(Debug, ToSchema)]
-pub struct ThreadList {
-    /// The page.
-    pub threads: Vec<ThreadSummary>,
-    /// The `after` of the next page, when there may be one.
-    pub next_after: Option<String>,
-}
-
-/// `GET /v1/agents/{agent}/threads/{key}`.
-#[derive(Debug, ToSchema)]
-pub struct ThreadView {
-    /// The thread key.
-    pub key: String,
-    /// The run active on the thread.
-    pub active_run: Option<String>,
-    /// The checkpoint audit (record id, resume id, codec, fingerprint, updated_at, pending_persistence).
-    #[schema(value_type = Option<Object>)]
-    pub checkpoint: Option<serde_json::Value>,
-}
-
-/// `POST /v1/agents/{agent}/threads/{key}/archive`.
-#[derive(Debug, ToSchema)]
-pub struct ArchivedThread {
-    /// The thread key.
-    pub key: String,
-    /// `archived`.
-    pub status: String,
-}
-
-/// One recorded event of a thread's history.
-#[derive(Debug, ToSchema)]
-pub struct HistoryEvent {
-    /// The cursor (pass as `after`).
-    pub cursor: u64,
-    /// The run that recorded it.
-    pub run_id: String,
-    /// Its sequence within the run.
-    pub sequence: u64,
-    /// The event kind.
-    pub kind: String,
-    /// The event, under the agent's exposure policy.
-    #[schema(value_type = Object)]
-    pub event: serde_json::Value,
-}
-
-/// `GET /v1/agents/{agent}/threads/{key}/events`.
-#[derive(Debug, ToSchema)]
-pub struct HistoryPage {
-    /// The page.
-    pub events: Vec<HistoryEvent>,
-    /// The cursor of the last event.
-    pub next_after: Option<u64>,
-}
+use super::views::{ErrorBody, ErrorDetail};
+use super::{agui, inspect, playground, rest, standby, threads};
 
 /// The document.
 #[derive(OpenApi)]
@@ -214,14 +29,24 @@ pub struct HistoryPage {
         threads::metrics,
         rest::list_agents,
         rest::get_agent,
+        inspect::inspect,
+        playground::page,
         agui::named,
         agui::default_agent,
         rest::start_stateless,
         rest::start_on_thread,
         threads::list,
+        threads::create,
         threads::get,
+        threads::fork,
         threads::archive,
         threads::history,
+        standby::open,
+        standby::get,
+        standby::release,
+        standby::send,
+        standby::cancel,
+        standby::events,
         rest::get_run,
         rest::cancel_run,
         rest::run_events,
@@ -237,7 +62,9 @@ pub struct HistoryPage {
         (name = "agui", description = "The AG-UI protocol: RunAgentInput in, AG-UI events out over SSE"),
         (name = "runs", description = "Runs: start, state, cancel, SSE events with replay, messages"),
         (name = "approvals", description = "Approval requests of a run and their answers"),
-        (name = "threads", description = "Threads: list, status, archive, history across runs"),
+        (name = "threads", description = "Threads: create, list, status, fork, archive, history across runs"),
+        (name = "standby", description = "Standby: a server-lifetime conversation on a thread (open, send, cancel, events, release)"),
+        (name = "playground", description = "A zero-build HTML page to try the service"),
     )
 )]
 pub struct ApiDoc;

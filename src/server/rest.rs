@@ -11,29 +11,36 @@ use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::AppState;
 use super::auth::Tenant;
 use super::body::JsonBody;
 use super::error::ApiError;
-use super::runs::{RunEntry, StartRun, approval_json, outcome_state};
+use super::runs::{RunEntry, StartRun, approval_view, outcome_state};
 use super::sse;
+use super::views::{
+    AgentList, AgentView, ApprovalList, ApprovalView, DecisionAccepted, Health, MessageAccepted, RunLinks,
+    RunView,
+};
 use crate::driver::{ApprovalPolicy, DecisionKind, Policy, Timing};
 use crate::recorder::Recorder;
 use crate::runtime::{CallOptions, MessageOptions};
 use crate::store::{ApprovalState, RunState, StoreError};
 
 /// `GET /healthz`: the process answers.
-#[utoipa::path(get, path = "/healthz", tag = "health", responses((status = 200, description = "The process answers", body = crate::server::openapi::Health)))]
-pub async fn healthz() -> Json<Value> {
-    Json(json!({ "status": "ok" }))
+#[utoipa::path(get, path = "/healthz", tag = "health", responses((status = 200, description = "The process answers", body = crate::server::views::Health)))]
+pub async fn healthz() -> Json<Health> {
+    Json(Health {
+        status: "ok".into(),
+        store: None,
+    })
 }
 
 /// `GET /readyz`: the store answers.
-#[utoipa::path(get, path = "/readyz", tag = "health", responses((status = 200, description = "The store answers", body = crate::server::openapi::Health), (status = 503, description = "Shutting down or store unavailable (`Retry-After`)", body = crate::server::openapi::ErrorBody)))]
-pub async fn readyz(State(state): State<Arc<AppState>>) -> Result<Json<Value>, ApiError> {
+#[utoipa::path(get, path = "/readyz", tag = "health", responses((status = 200, description = "The store answers", body = crate::server::views::Health), (status = 503, description = "Shutting down or store unavailable (`Retry-After`)", body = crate::server::views::ErrorBody)))]
+pub async fn readyz(State(state): State<Arc<AppState>>) -> Result<Json<Health>, ApiError> {
     if state.shutdown.is_cancelled() {
         return Err(ApiError::shutting_down());
     }
@@ -42,34 +49,36 @@ pub async fn readyz(State(state): State<Arc<AppState>>) -> Result<Json<Value>, A
         .list_runs("__readyz__", None, &crate::store::Page::first(1))
         .await
         .map_err(ApiError::store)?;
-    Ok(Json(json!({ "status": "ready", "store": state.store.backend() })))
-}
-
-fn agent_json(a: &super::agents::AgentEntry) -> Value {
-    json!({ "name": a.name, "provider": a.provider, "descriptor": a.descriptor() })
-}
-
-/// `GET /v1/agents`.
-#[utoipa::path(get, path = "/v1/agents", tag = "agents", responses((status = 200, description = "The agents", body = crate::server::openapi::AgentList)))]
-pub async fn list_agents(State(state): State<Arc<AppState>>) -> Json<Value> {
-    let default = state.agents.default_agent().map(|a| a.name.clone());
-    Json(json!({
-        "agents": state.agents.iter().map(agent_json).collect::<Vec<_>>(),
-        "default": default,
+    Ok(Json(Health {
+        status: "ready".into(),
+        store: Some(state.store.backend().to_owned()),
     }))
 }
 
+fn agent_view(a: &super::agents::AgentEntry) -> AgentView {
+    AgentView {
+        name: a.name.clone(),
+        provider: a.provider.clone(),
+        descriptor: serde_json::to_value(a.descriptor()).unwrap_or(Value::Null),
+    }
+}
+
+/// `GET /v1/agents`.
+#[utoipa::path(get, path = "/v1/agents", tag = "agents", responses((status = 200, description = "The agents", body = crate::server::views::AgentList)))]
+pub async fn list_agents(State(state): State<Arc<AppState>>) -> Json<AgentList> {
+    Json(AgentList {
+        agents: state.agents.iter().map(agent_view).collect(),
+        default: state.agents.default_agent().map(|a| a.name.clone()),
+    })
+}
+
 /// `GET /v1/agents/{agent}`.
-#[utoipa::path(get, path = "/v1/agents/{agent}", tag = "agents", params(("agent" = String, Path, description = "The agent name")), responses((status = 200, description = "The agent", body = crate::server::openapi::AgentView), (status = 404, description = "Unknown agent, run or thread", body = crate::server::openapi::ErrorBody)))]
+#[utoipa::path(get, path = "/v1/agents/{agent}", tag = "agents", params(("agent" = String, Path, description = "The agent name")), responses((status = 200, description = "The agent", body = crate::server::views::AgentView), (status = 404, description = "Unknown agent, run or thread", body = crate::server::views::ErrorBody)))]
 pub async fn get_agent(
     State(state): State<Arc<AppState>>,
     Path(agent): Path<String>,
-) -> Result<Json<Value>, ApiError> {
-    let a = state
-        .agents
-        .get(&agent)
-        .ok_or_else(|| ApiError::not_found(format!("no agent named {agent:?}")))?;
-    Ok(Json(agent_json(a)))
+) -> Result<Json<AgentView>, ApiError> {
+    Ok(Json(agent_view(find_agent(&state, &agent)?)))
 }
 
 /// The body of a run start.
@@ -101,6 +110,19 @@ pub struct StartRunBody {
 }
 
 impl StartRunBody {
+    /// Fills what the run leaves unset from its thread's defaults (metadata: the run's keys win).
+    fn inherit(&mut self, d: &super::views::ThreadDefaults) {
+        if self.model.is_none() {
+            self.model.clone_from(&d.model);
+        }
+        if self.approvals.is_none() {
+            self.approvals = d.approvals;
+        }
+        for (k, v) in &d.metadata {
+            self.metadata.entry(k.clone()).or_insert_with(|| v.clone());
+        }
+    }
+
     fn options(&self) -> Result<CallOptions, ApiError> {
         if self.prompt.trim().is_empty() {
             return Err(ApiError::invalid("prompt", "the prompt is empty"));
@@ -132,22 +154,31 @@ impl StartRunBody {
     }
 }
 
+/// The agent called `name`, or 404.
+pub fn find_agent<'a>(state: &'a AppState, name: &str) -> Result<&'a super::agents::AgentEntry, ApiError> {
+    state
+        .agents
+        .get(name)
+        .ok_or_else(|| ApiError::not_found(format!("no agent named {name:?}")))
+}
+
 /// The public view of a run.
-pub fn run_view(entry: &RunEntry) -> Value {
+pub fn run_view(entry: &RunEntry) -> RunView {
     let (state, result, error) = match entry.stream.try_result() {
         Some(outcome) if entry.is_finished() => outcome_state(&outcome),
         _ if !entry.pending_approvals().is_empty() => (RunState::Parked, None, None),
         _ => (RunState::Running, None, None),
     };
-    json!({
-        "run_id": entry.run_id, "agent": entry.agent, "thread_key": entry.thread_key,
-        "state": state, "result": result, "error": error, "created_at": entry.created_at,
-        "links": {
-            "self": format!("/v1/runs/{}", entry.run_id),
-            "events": format!("/v1/runs/{}/events", entry.run_id),
-            "approvals": format!("/v1/runs/{}/approvals", entry.run_id),
-        },
-    })
+    RunView {
+        run_id: entry.run_id.clone(),
+        agent: entry.agent.clone(),
+        thread_key: entry.thread_key.clone(),
+        state,
+        result,
+        error,
+        created_at: entry.created_at,
+        links: Some(RunLinks::of(&entry.run_id)),
+    }
 }
 
 async fn start(
@@ -164,6 +195,33 @@ async fn start(
         .agents
         .get(agent)
         .ok_or_else(|| ApiError::not_found(format!("no agent named {agent:?}")))?;
+    let mut body = body;
+    let mut fork_of = None;
+    if let Some(k) = &key {
+        if state.standbys.is_live(tenant.as_str(), agent, k) {
+            return Err(ApiError::new(
+                StatusCode::CONFLICT,
+                "thread_busy",
+                "a Standby owns this thread: send through its standby route",
+            ));
+        }
+        if let Some(decl) = state.declared.get(tenant.as_str(), agent, k) {
+            body.inherit(&decl.defaults);
+            // A fork starts from its parent until its own first run persisted a checkpoint.
+            if decl.forked_from.is_some()
+                && a.agent
+                    .thread(k)
+                    .checkpoint(tenant.as_str())
+                    .await
+                    .map_err(|e| {
+                        ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "store_error", e.to_string())
+                    })?
+                    .is_none()
+            {
+                fork_of = decl.forked_from;
+            }
+        }
+    }
     let options = body.options()?;
     let slot = state.limits.acquire_run(tenant.as_str())?;
     let entry = state
@@ -175,6 +233,7 @@ async fn start(
                 agent: a,
                 tenant: tenant.as_str(),
                 thread_key: key,
+                fork_of,
                 prompt: body.prompt,
                 options,
                 tap: None,
@@ -186,7 +245,7 @@ async fn start(
 }
 
 /// `POST /v1/agents/{agent}/runs`: a stateless run.
-#[utoipa::path(post, path = "/v1/agents/{agent}/runs", tag = "runs", params(("agent" = String, Path, description = "The agent name")), request_body = StartRunBody, responses((status = 201, description = "The run started", body = crate::server::openapi::RunView), (status = 400, description = "invalid_json", body = crate::server::openapi::ErrorBody), (status = 404, description = "Unknown agent, run or thread", body = crate::server::openapi::ErrorBody), (status = 415, description = "unsupported_media_type", body = crate::server::openapi::ErrorBody), (status = 422, description = "invalid_request", body = crate::server::openapi::ErrorBody), (status = 503, description = "shutting_down", body = crate::server::openapi::ErrorBody)))]
+#[utoipa::path(post, path = "/v1/agents/{agent}/runs", tag = "runs", params(("agent" = String, Path, description = "The agent name")), request_body = StartRunBody, responses((status = 201, description = "The run started", body = crate::server::views::RunView), (status = 400, description = "invalid_json", body = crate::server::views::ErrorBody), (status = 404, description = "Unknown agent, run or thread", body = crate::server::views::ErrorBody), (status = 415, description = "unsupported_media_type", body = crate::server::views::ErrorBody), (status = 422, description = "invalid_request", body = crate::server::views::ErrorBody), (status = 503, description = "shutting_down", body = crate::server::views::ErrorBody)))]
 pub async fn start_stateless(
     State(state): State<Arc<AppState>>,
     tenant: Tenant,
@@ -197,26 +256,24 @@ pub async fn start_stateless(
 }
 
 /// `POST /v1/agents/{agent}/threads/{key}/runs`: a run on a thread.
-#[utoipa::path(post, path = "/v1/agents/{agent}/threads/{key}/runs", tag = "runs", params(("agent" = String, Path, description = "The agent name"), ("key" = String, Path, description = "The thread key (1 to 512 bytes)")), request_body = StartRunBody, responses((status = 201, description = "The run started on the thread", body = crate::server::openapi::RunView), (status = 400, description = "invalid_json", body = crate::server::openapi::ErrorBody), (status = 404, description = "Unknown agent, run or thread", body = crate::server::openapi::ErrorBody), (status = 409, description = "thread_busy", body = crate::server::openapi::ErrorBody), (status = 415, description = "unsupported_media_type", body = crate::server::openapi::ErrorBody), (status = 422, description = "invalid_request", body = crate::server::openapi::ErrorBody), (status = 503, description = "shutting_down", body = crate::server::openapi::ErrorBody)))]
+#[utoipa::path(post, path = "/v1/agents/{agent}/threads/{key}/runs", tag = "runs", params(("agent" = String, Path, description = "The agent name"), ("key" = String, Path, description = "The thread key (1 to 512 bytes)")), request_body = StartRunBody, responses((status = 201, description = "The run started on the thread", body = crate::server::views::RunView), (status = 400, description = "invalid_json", body = crate::server::views::ErrorBody), (status = 404, description = "Unknown agent, run or thread", body = crate::server::views::ErrorBody), (status = 409, description = "thread_busy", body = crate::server::views::ErrorBody), (status = 415, description = "unsupported_media_type", body = crate::server::views::ErrorBody), (status = 422, description = "invalid_request", body = crate::server::views::ErrorBody), (status = 503, description = "shutting_down", body = crate::server::views::ErrorBody)))]
 pub async fn start_on_thread(
     State(state): State<Arc<AppState>>,
     tenant: Tenant,
     Path((agent, key)): Path<(String, String)>,
     JsonBody(body): JsonBody<StartRunBody>,
 ) -> Result<Response, ApiError> {
-    if key.is_empty() || key.len() > 512 {
-        return Err(ApiError::invalid("key", "thread keys are 1 to 512 bytes"));
-    }
+    super::threads::check_key("key", &key)?;
     start(state, &tenant, &agent, Some(key), body).await
 }
 
 /// `GET /v1/runs/{run_id}`.
-#[utoipa::path(get, path = "/v1/runs/{run_id}", tag = "runs", params(("run_id" = String, Path, description = "The run id")), responses((status = 200, description = "The run", body = crate::server::openapi::RunView), (status = 404, description = "Unknown agent, run or thread", body = crate::server::openapi::ErrorBody)))]
+#[utoipa::path(get, path = "/v1/runs/{run_id}", tag = "runs", params(("run_id" = String, Path, description = "The run id")), responses((status = 200, description = "The run", body = crate::server::views::RunView), (status = 404, description = "Unknown agent, run or thread", body = crate::server::views::ErrorBody)))]
 pub async fn get_run(
     State(state): State<Arc<AppState>>,
     tenant: Tenant,
     Path(run_id): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<RunView>, ApiError> {
     if let Some(entry) = state.runs.get(tenant.as_str(), &run_id) {
         return Ok(Json(run_view(&entry)));
     }
@@ -226,14 +283,20 @@ pub async fn get_run(
         .await
         .map_err(ApiError::store)?
         .ok_or_else(|| ApiError::not_found(format!("no run {run_id:?}")))?;
-    Ok(Json(json!({
-        "run_id": r.run_id, "agent": r.agent, "thread_key": r.thread_key, "state": r.state,
-        "result": r.result, "error": r.error, "created_at": r.created_at,
-    })))
+    Ok(Json(RunView {
+        run_id: r.run_id,
+        agent: r.agent,
+        thread_key: r.thread_key,
+        state: r.state,
+        result: r.result,
+        error: r.error,
+        created_at: r.created_at,
+        links: None,
+    }))
 }
 
 /// `POST /v1/runs/{run_id}/cancel`: explicit cancellation (202; 409 when already finished).
-#[utoipa::path(post, path = "/v1/runs/{run_id}/cancel", tag = "runs", params(("run_id" = String, Path, description = "The run id")), responses((status = 202, description = "Cancellation requested", body = crate::server::openapi::RunView), (status = 404, description = "Unknown agent, run or thread", body = crate::server::openapi::ErrorBody), (status = 409, description = "run_finished", body = crate::server::openapi::ErrorBody)))]
+#[utoipa::path(post, path = "/v1/runs/{run_id}/cancel", tag = "runs", params(("run_id" = String, Path, description = "The run id")), responses((status = 202, description = "Cancellation requested", body = crate::server::views::RunView), (status = 404, description = "Unknown agent, run or thread", body = crate::server::views::ErrorBody), (status = 409, description = "run_finished", body = crate::server::views::ErrorBody)))]
 pub async fn cancel_run(
     State(state): State<Arc<AppState>>,
     tenant: Tenant,
@@ -274,7 +337,8 @@ pub struct EventsQuery {
     pub after: Option<String>,
 }
 
-fn cursor(headers: &HeaderMap, query: &EventsQuery) -> Result<u64, ApiError> {
+/// The replay cursor of an events request: `Last-Event-ID` wins over `?after=`; 0 when neither is given.
+pub fn cursor(headers: &HeaderMap, query: &EventsQuery) -> Result<u64, ApiError> {
     let from_header = headers.get("last-event-id").and_then(|v| v.to_str().ok());
     match (from_header, query.after.as_deref()) {
         (Some(h), _) => h
@@ -289,7 +353,7 @@ fn cursor(headers: &HeaderMap, query: &EventsQuery) -> Result<u64, ApiError> {
 }
 
 /// `GET /v1/runs/{run_id}/events`: SSE with replay.
-#[utoipa::path(get, path = "/v1/runs/{run_id}/events", tag = "runs", params(("run_id" = String, Path, description = "The run id"), ("after" = Option<String>, Query, description = "Replay events with a sequence above this"), ("Last-Event-ID" = Option<String>, Header, description = "Resume after this sequence (wins over `after`)")), responses((status = 200, description = "The run's events: `id:` sequence, `event:` kind, `data:` JSON; replayed then followed live; a `shutdown` frame when the service stops", content_type = "text/event-stream", body = String), (status = 404, description = "Unknown agent, run or thread", body = crate::server::openapi::ErrorBody), (status = 422, description = "invalid_request: bad cursor", body = crate::server::openapi::ErrorBody)))]
+#[utoipa::path(get, path = "/v1/runs/{run_id}/events", tag = "runs", params(("run_id" = String, Path, description = "The run id"), ("after" = Option<String>, Query, description = "Replay events with a sequence above this"), ("Last-Event-ID" = Option<String>, Header, description = "Resume after this sequence (wins over `after`)")), responses((status = 200, description = "The run's events: `id:` sequence, `event:` kind, `data:` JSON; replayed then followed live; a `shutdown` frame when the service stops", content_type = "text/event-stream", body = String), (status = 404, description = "Unknown agent, run or thread", body = crate::server::views::ErrorBody), (status = 422, description = "invalid_request: bad cursor", body = crate::server::views::ErrorBody)))]
 pub async fn run_events(
     State(state): State<Arc<AppState>>,
     tenant: Tenant,
@@ -326,17 +390,17 @@ pub async fn run_events(
 }
 
 /// `GET /v1/runs/{run_id}/approvals`: every approval of the run (`?pending=true` for pending only).
-#[utoipa::path(get, path = "/v1/runs/{run_id}/approvals", tag = "approvals", params(("run_id" = String, Path, description = "The run id")), responses((status = 200, description = "The run's approvals", body = crate::server::openapi::ApprovalList), (status = 404, description = "Unknown agent, run or thread", body = crate::server::openapi::ErrorBody)))]
+#[utoipa::path(get, path = "/v1/runs/{run_id}/approvals", tag = "approvals", params(("run_id" = String, Path, description = "The run id")), responses((status = 200, description = "The run's approvals", body = crate::server::views::ApprovalList), (status = 404, description = "Unknown agent, run or thread", body = crate::server::views::ErrorBody)))]
 pub async fn list_approvals(
     State(state): State<Arc<AppState>>,
     tenant: Tenant,
     Path(run_id): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<ApprovalList>, ApiError> {
     if let Some(entry) = state.runs.get(tenant.as_str(), &run_id)
         && !entry.is_finished()
     {
-        let live: Vec<Value> = entry.pending_approvals().iter().map(approval_json).collect();
-        return Ok(Json(json!({ "approvals": live })));
+        let approvals = entry.pending_approvals().iter().map(approval_view).collect();
+        return Ok(Json(ApprovalList { approvals }));
     }
     if state
         .store
@@ -352,21 +416,26 @@ pub async fn list_approvals(
         .list_approvals(tenant.as_str(), &run_id, true)
         .await
         .map_err(ApiError::store)?;
-    let list: Vec<Value> = stored
+    let approvals = stored
         .into_iter()
         .map(|a| {
-            let mut v = a.payload;
-            if let Some(o) = v.as_object_mut() {
-                o.insert("pending".into(), json!(a.state == ApprovalState::Pending));
-            }
-            v
+            let pending = a.state == ApprovalState::Pending;
+            let mut view: ApprovalView = serde_json::from_value(a.payload).map_err(|e| {
+                ApiError::new(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "store_error",
+                    format!("a stored approval of run {run_id:?} is unreadable: {e}"),
+                )
+            })?;
+            view.pending = pending;
+            Ok(view)
         })
-        .collect();
-    Ok(Json(json!({ "approvals": list })))
+        .collect::<Result<Vec<_>, ApiError>>()?;
+    Ok(Json(ApprovalList { approvals }))
 }
 
 /// The body of an approval answer.
-#[derive(Debug, Deserialize, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Deserialize, Serialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "snake_case")]
 pub struct DecisionBody {
     /// `approve`, `deny` or `answer`.
@@ -393,13 +462,13 @@ pub enum Decision {
 
 /// `POST /v1/runs/{run_id}/approvals/{id}`: answers exactly once (409 duplicate, 410 expired, 422 wrong
 /// kind, 404 unknown).
-#[utoipa::path(post, path = "/v1/runs/{run_id}/approvals/{id}", tag = "approvals", params(("run_id" = String, Path, description = "The run id"), ("id" = String, Path, description = "The approval id")), request_body = DecisionBody, responses((status = 200, description = "The decision is delivered", body = crate::server::openapi::DecisionAccepted), (status = 400, description = "invalid_json", body = crate::server::openapi::ErrorBody), (status = 404, description = "Unknown agent, run or thread", body = crate::server::openapi::ErrorBody), (status = 409, description = "approval_resolved", body = crate::server::openapi::ErrorBody), (status = 410, description = "approval_expired or approval_unavailable", body = crate::server::openapi::ErrorBody), (status = 422, description = "approval_kind_mismatch or invalid_request", body = crate::server::openapi::ErrorBody)))]
+#[utoipa::path(post, path = "/v1/runs/{run_id}/approvals/{id}", tag = "approvals", params(("run_id" = String, Path, description = "The run id"), ("id" = String, Path, description = "The approval id")), request_body = DecisionBody, responses((status = 200, description = "The decision is delivered", body = crate::server::views::DecisionAccepted), (status = 400, description = "invalid_json", body = crate::server::views::ErrorBody), (status = 404, description = "Unknown agent, run or thread", body = crate::server::views::ErrorBody), (status = 409, description = "approval_resolved", body = crate::server::views::ErrorBody), (status = 410, description = "approval_expired or approval_unavailable", body = crate::server::views::ErrorBody), (status = 422, description = "approval_kind_mismatch or invalid_request", body = crate::server::views::ErrorBody)))]
 pub async fn decide(
     State(state): State<Arc<AppState>>,
     tenant: Tenant,
     Path((run_id, id)): Path<(String, String)>,
     JsonBody(body): JsonBody<DecisionBody>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<DecisionAccepted>, ApiError> {
     let entry = state.runs.get(tenant.as_str(), &run_id);
     let live = entry.as_ref().and_then(|e| e.approval(&id));
     let Some(req) = live else {
@@ -488,7 +557,11 @@ pub async fn decide(
         Decision::Answer => req.answer(body.answer.clone().unwrap_or_default()),
     };
     answered.map_err(|e| ApiError::approval(&e))?;
-    Ok(Json(json!({ "id": id, "run_id": run_id, "decision": decision })))
+    Ok(Json(DecisionAccepted {
+        id,
+        run_id,
+        decision: body,
+    }))
 }
 
 /// The body of a supplemental message.
@@ -507,7 +580,7 @@ pub struct MessageBody {
 }
 
 /// `POST /v1/runs/{run_id}/messages`: 202 with the message id on admission.
-#[utoipa::path(post, path = "/v1/runs/{run_id}/messages", tag = "runs", params(("run_id" = String, Path, description = "The run id")), request_body = MessageBody, responses((status = 202, description = "The message is admitted", body = crate::server::openapi::MessageAccepted), (status = 400, description = "invalid_json", body = crate::server::openapi::ErrorBody), (status = 403, description = "messages_disabled", body = crate::server::openapi::ErrorBody), (status = 404, description = "Unknown agent, run or thread", body = crate::server::openapi::ErrorBody), (status = 409, description = "run_finished or run_cancelled", body = crate::server::openapi::ErrorBody), (status = 413, description = "message_too_large", body = crate::server::openapi::ErrorBody), (status = 422, description = "invalid_request or message_unsupported", body = crate::server::openapi::ErrorBody)))]
+#[utoipa::path(post, path = "/v1/runs/{run_id}/messages", tag = "runs", params(("run_id" = String, Path, description = "The run id")), request_body = MessageBody, responses((status = 202, description = "The message is admitted", body = crate::server::views::MessageAccepted), (status = 400, description = "invalid_json", body = crate::server::views::ErrorBody), (status = 403, description = "messages_disabled", body = crate::server::views::ErrorBody), (status = 404, description = "Unknown agent, run or thread", body = crate::server::views::ErrorBody), (status = 409, description = "run_finished or run_cancelled", body = crate::server::views::ErrorBody), (status = 413, description = "message_too_large", body = crate::server::views::ErrorBody), (status = 422, description = "invalid_request or message_unsupported", body = crate::server::views::ErrorBody)))]
 pub async fn post_message(
     State(state): State<Arc<AppState>>,
     tenant: Tenant,
@@ -546,7 +619,10 @@ pub async fn post_message(
         .map_err(|e| ApiError::message(&e))?;
     Ok((
         StatusCode::ACCEPTED,
-        Json(json!({ "message_id": id, "run_id": run_id })),
+        Json(MessageAccepted {
+            message_id: id,
+            run_id: Some(run_id),
+        }),
     )
         .into_response())
 }

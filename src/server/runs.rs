@@ -167,6 +167,8 @@ pub struct StartRun<'a> {
     pub tenant: &'a str,
     /// The thread, or `None` for a stateless run.
     pub thread_key: Option<String>,
+    /// For the first run of a fork: the parent thread whose checkpoint it starts from.
+    pub fork_of: Option<String>,
     /// The prompt.
     pub prompt: String,
     /// Call options (approvals arrive as events whatever is set here).
@@ -252,7 +254,10 @@ impl RunRegistry {
             });
         }
         let stream = match &req.thread_key {
-            Some(k) => req.agent.agent.thread(k).send(&req.prompt, options),
+            Some(k) => match &req.fork_of {
+                Some(parent) => req.agent.agent.thread(parent).fork(k).send(&req.prompt, options),
+                None => req.agent.agent.thread(k).send(&req.prompt, options),
+            },
             None => req.agent.agent.send(&req.prompt, options),
         };
         if stream.run_id().is_empty() {
@@ -442,7 +447,7 @@ impl Pump {
             run_id: entry.run_id.clone(),
             request_id: req.id.clone(),
             kind: req.kind.as_str().to_owned(),
-            payload: approval_json(req),
+            payload: serde_json::to_value(approval_view(req)).unwrap_or(Value::Null),
             state: ApprovalState::Pending,
             decision: None,
             created_at: req.created_at,
@@ -456,15 +461,30 @@ impl Pump {
     }
 }
 
-/// The public JSON of an approval request.
-pub fn approval_json(req: &ApprovalRequest) -> Value {
+/// The public view of an approval request (details redacted).
+pub fn approval_view(req: &ApprovalRequest) -> super::views::ApprovalView {
     let mut details = Value::Object(req.details.clone());
     crate::recorder::redact::redact(&mut details);
-    json!({
-        "id": req.id, "run_id": req.run_id, "kind": req.kind.as_str(), "title": req.title,
-        "source": req.source, "tool_call_id": req.tool_call_id, "choices": req.choices,
-        "details": details,
-        "created_at": req.created_at, "deadline": req.deadline, "attempt": req.attempt,
-        "pending": req.is_pending(),
-    })
+    super::views::ApprovalView {
+        id: req.id.clone(),
+        run_id: req.run_id.clone(),
+        kind: req.kind.as_str().to_owned(),
+        title: req.title.clone(),
+        source: req.source.clone(),
+        tool_call_id: req.tool_call_id.clone(),
+        choices: req
+            .choices
+            .iter()
+            .map(|c| super::views::ChoiceView {
+                key: c.key.clone(),
+                label: c.label.clone(),
+                description: c.description.clone(),
+            })
+            .collect(),
+        details,
+        created_at: req.created_at,
+        deadline: req.deadline,
+        attempt: req.attempt,
+        pending: req.is_pending(),
+    }
 }

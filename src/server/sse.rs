@@ -15,8 +15,26 @@ use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tokio_util::sync::CancellationToken;
 
-use super::runs::RunEntry;
+use super::runs::{LogItem, RunEntry};
 use crate::recorder::{ExposurePolicy, Recorder};
+
+/// An in-memory event log that SSE can follow: a run's, or a Standby's.
+pub trait EventLog: Send + Sync + 'static {
+    /// Subscribes to `(items in the log, finished)`.
+    fn progress(&self) -> tokio::sync::watch::Receiver<(usize, bool)>;
+    /// The items from index `from` on, with `seq > after`.
+    fn items(&self, from: usize, after: u64) -> Vec<Arc<LogItem>>;
+}
+
+impl EventLog for RunEntry {
+    fn progress(&self) -> tokio::sync::watch::Receiver<(usize, bool)> {
+        self.watch()
+    }
+
+    fn items(&self, from: usize, after: u64) -> Vec<Arc<LogItem>> {
+        self.items_from(from, after)
+    }
+}
 
 /// Wraps a channel of SSE events as the streaming response with the service's headers.
 pub fn response(rx: mpsc::Receiver<SseEvent>, keep_alive: Duration) -> Response {
@@ -48,20 +66,20 @@ pub fn shutdown_frame() -> SseEvent {
         .data(r#"{"code":"shutting_down","message":"the service is shutting down"}"#)
 }
 
-/// Streams a live (in-memory) run from `after` until its terminal event, a disconnect, or shutdown.
-pub async fn follow(
-    entry: Arc<RunEntry>,
+/// Streams a live (in-memory) log from `after` until it finishes, a disconnect, or shutdown.
+pub async fn follow<L: EventLog>(
+    entry: Arc<L>,
     after: u64,
     tx: mpsc::Sender<SseEvent>,
     shutdown: CancellationToken,
 ) {
-    let mut progress = entry.watch();
+    let mut progress = entry.progress();
     let mut index = 0usize;
     let mut last = after;
     loop {
         let (len, finished) = *progress.borrow_and_update();
         if len > index {
-            for item in entry.items_from(index, last) {
+            for item in entry.items(index, last) {
                 last = item.seq;
                 if tx.send(frame(item.seq, &item.kind, &item.data)).await.is_err() {
                     return;

@@ -1,26 +1,33 @@
-//! Thread routes: list (paged), get (status, checkpoint audit, active run), archive, and the thread's
-//! history across runs read through the recorder (for UI reload), plus `/metrics`.
+//! Thread routes: create, list (paged), get (status, checkpoint audit, active run), fork, archive, and the
+//! thread's history across runs read through the recorder (for UI reload), plus `/metrics`.
+//!
+//! Create is idempotent by key: the same key with the same defaults answers 200 with the thread, with other
+//! defaults 409 `thread_exists`. Fork declares a new thread whose first run starts from the parent's
+//! checkpoint (the runtime's fork); a driver without session fork is refused up front with 422
+//! `fork_unsupported`.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use axum::Json;
 use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
-use serde_json::{Value, json};
 
 use super::AppState;
+use super::agents::AgentEntry;
 use super::auth::Tenant;
+use super::body::JsonBody;
+use super::declared::Declared;
 use super::error::ApiError;
+use super::rest::find_agent as agent;
+use super::views::{
+    ArchivedThread, CheckpointView, HistoryEvent, HistoryPage, ThreadDefaults, ThreadList, ThreadSummary,
+    ThreadView,
+};
 use crate::recorder::Recorder;
 use crate::store::Page;
-
-fn agent<'a>(state: &'a AppState, name: &str) -> Result<&'a super::agents::AgentEntry, ApiError> {
-    state
-        .agents
-        .get(name)
-        .ok_or_else(|| ApiError::not_found(format!("no agent named {name:?}")))
-}
 
 /// Paging of a listing.
 #[derive(Debug, Deserialize)]
@@ -34,14 +41,69 @@ pub struct PageQuery {
     pub limit: Option<u32>,
 }
 
+/// The longest thread key.
+pub const MAX_KEY: usize = 512;
+
+/// Checks a thread key (1 to 512 bytes) for the request field `field`.
+pub fn check_key(field: &str, key: &str) -> Result<(), ApiError> {
+    if key.is_empty() || key.len() > MAX_KEY {
+        return Err(ApiError::invalid(field, "thread keys are 1 to 512 bytes"));
+    }
+    Ok(())
+}
+
+async fn checkpoint(a: &AgentEntry, tenant: &str, key: &str) -> Result<Option<CheckpointView>, ApiError> {
+    let c = a
+        .agent
+        .thread(key)
+        .checkpoint(tenant)
+        .await
+        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "store_error", e.to_string()))?;
+    Ok(c.map(|c| CheckpointView {
+        record_id: c.record_id,
+        resume_id: c.resume_id,
+        codec: c.codec,
+        fingerprint: c.fingerprint,
+        updated_at: c.updated_at,
+        pending_persistence: c.pending_persistence,
+    }))
+}
+
+/// The view of a thread, `None` when it does not exist (no checkpoint, no declaration, nothing active).
+async fn view(
+    state: &AppState,
+    a: &AgentEntry,
+    tenant: &str,
+    key: &str,
+) -> Result<Option<ThreadView>, ApiError> {
+    let checkpoint = checkpoint(a, tenant, key).await?;
+    let active_run = state
+        .runs
+        .active_on(tenant, &a.name, key)
+        .map(|e| e.run_id.clone());
+    let declared = state.declared.get(tenant, &a.name, key);
+    let standby = state.standbys.is_live(tenant, &a.name, key);
+    if checkpoint.is_none() && active_run.is_none() && declared.is_none() && !standby {
+        return Ok(None);
+    }
+    Ok(Some(ThreadView {
+        key: key.to_owned(),
+        active_run,
+        checkpoint,
+        forked_from: declared.as_ref().and_then(|d| d.forked_from.clone()),
+        defaults: declared.map(|d| d.defaults),
+        standby,
+    }))
+}
+
 /// `GET /v1/agents/{agent}/threads`: the tenant's threads, paged by key.
-#[utoipa::path(get, path = "/v1/agents/{agent}/threads", tag = "threads", params(("agent" = String, Path, description = "The agent name"), ("after" = Option<String>, Query, description = "Exclusive lower bound: a thread key"), ("limit" = Option<u32>, Query, description = "Page size (default 50, at most 500)")), responses((status = 200, description = "A page of threads", body = crate::server::openapi::ThreadList), (status = 404, description = "Unknown agent, run or thread", body = crate::server::openapi::ErrorBody)))]
+#[utoipa::path(get, path = "/v1/agents/{agent}/threads", tag = "threads", params(("agent" = String, Path, description = "The agent name"), ("after" = Option<String>, Query, description = "Exclusive lower bound: a thread key"), ("limit" = Option<u32>, Query, description = "Page size (default 50, at most 500)")), responses((status = 200, description = "A page of the threads with a persisted record (a created thread appears after its first successful run)", body = ThreadList), (status = 404, description = "Unknown agent, run or thread", body = crate::server::views::ErrorBody)))]
 pub async fn list(
     State(state): State<Arc<AppState>>,
     tenant: Tenant,
     Path(name): Path<String>,
     Query(q): Query<PageQuery>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<ThreadList>, ApiError> {
     agent(&state, &name)?;
     let limit = q.limit.unwrap_or(50).clamp(1, 500);
     let page = Page {
@@ -53,88 +115,219 @@ pub async fn list(
         .list_threads(tenant.as_str(), &page)
         .await
         .map_err(ApiError::store)?;
-    let next = (records.len() as u32 == limit)
+    let next_after = (records.len() as u32 == limit)
         .then(|| records.last().map(|r| r.key.clone()))
         .flatten();
-    let threads: Vec<Value> = records
-        .iter()
-        .map(|r| {
-            json!({ "key": r.key, "status": r.status, "driver_type": r.driver_type,
-                    "created_at": r.created_at, "updated_at": r.updated_at })
+    let threads = records
+        .into_iter()
+        .map(|r| ThreadSummary {
+            key: r.key,
+            status: serde_json::to_value(r.status)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_owned))
+                .unwrap_or_default(),
+            driver_type: r.driver_type,
+            created_at: r.created_at,
+            updated_at: r.updated_at,
         })
         .collect();
-    Ok(Json(json!({ "threads": threads, "next_after": next })))
+    Ok(Json(ThreadList { threads, next_after }))
+}
+
+/// The body of `POST /v1/agents/{agent}/threads`.
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateThreadBody {
+    /// The thread key (1 to 512 bytes); generated (`thr-<uuid>`) when absent.
+    #[serde(default)]
+    pub key: Option<String>,
+    /// The model of the thread's runs (a run's own `model` wins).
+    #[serde(default)]
+    pub model: Option<String>,
+    /// Metadata merged under each run's own.
+    #[serde(default)]
+    pub metadata: std::collections::BTreeMap<String, String>,
+    /// The approval policy of the thread's runs (a run's own `approvals` wins).
+    #[serde(default)]
+    #[schema(value_type = Option<Object>)]
+    pub approvals: Option<crate::driver::ApprovalPolicy>,
+}
+
+/// `POST /v1/agents/{agent}/threads`: declares a thread with run defaults. 201 when new; 200 with the thread
+/// when the key exists with identical defaults (idempotent retry); 409 `thread_exists` when it exists with
+/// other defaults.
+#[utoipa::path(post, path = "/v1/agents/{agent}/threads", tag = "threads", params(("agent" = String, Path, description = "The agent name")), request_body = CreateThreadBody, responses((status = 201, description = "The thread is declared; its first run creates its record", body = ThreadView), (status = 200, description = "The thread exists with identical defaults", body = ThreadView), (status = 400, description = "invalid_json", body = crate::server::views::ErrorBody), (status = 404, description = "Unknown agent", body = crate::server::views::ErrorBody), (status = 409, description = "thread_exists: the key exists with other defaults", body = crate::server::views::ErrorBody), (status = 415, description = "unsupported_media_type", body = crate::server::views::ErrorBody), (status = 422, description = "invalid_request: bad key", body = crate::server::views::ErrorBody)))]
+pub async fn create(
+    State(state): State<Arc<AppState>>,
+    tenant: Tenant,
+    Path(name): Path<String>,
+    JsonBody(body): JsonBody<CreateThreadBody>,
+) -> Result<Response, ApiError> {
+    let a = agent(&state, &name)?;
+    let key = body
+        .key
+        .unwrap_or_else(|| format!("thr-{}", uuid::Uuid::now_v7()));
+    check_key("key", &key)?;
+    let decl = Declared {
+        defaults: ThreadDefaults {
+            model: body.model,
+            metadata: body.metadata,
+            approvals: body.approvals,
+        },
+        forked_from: None,
+        created_at: chrono::Utc::now(),
+    };
+    let existing = match view(&state, a, tenant.as_str(), &key).await? {
+        None => state
+            .declared
+            .insert_new(tenant.as_str(), &a.name, &key, decl.clone())
+            .err(),
+        Some(_) => Some(
+            state
+                .declared
+                .get(tenant.as_str(), &a.name, &key)
+                .unwrap_or(Declared {
+                    defaults: ThreadDefaults::default(),
+                    ..decl.clone()
+                }),
+        ),
+    };
+    let status = match existing {
+        None => StatusCode::CREATED,
+        Some(old) if old.defaults == decl.defaults && old.forked_from.is_none() => StatusCode::OK,
+        Some(_) => {
+            return Err(ApiError::new(
+                StatusCode::CONFLICT,
+                "thread_exists",
+                format!("thread {key:?} exists with other defaults"),
+            )
+            .field("key"));
+        }
+    };
+    let v = view(&state, a, tenant.as_str(), &key)
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("no thread {key:?}")))?;
+    Ok((status, Json(v)).into_response())
 }
 
 /// `GET /v1/agents/{agent}/threads/{key}`: status, checkpoint audit and the active run.
-#[utoipa::path(get, path = "/v1/agents/{agent}/threads/{key}", tag = "threads", params(("agent" = String, Path, description = "The agent name"), ("key" = String, Path, description = "The thread key (1 to 512 bytes)")), responses((status = 200, description = "The thread", body = crate::server::openapi::ThreadView), (status = 404, description = "Unknown agent, run or thread", body = crate::server::openapi::ErrorBody)))]
+#[utoipa::path(get, path = "/v1/agents/{agent}/threads/{key}", tag = "threads", params(("agent" = String, Path, description = "The agent name"), ("key" = String, Path, description = "The thread key (1 to 512 bytes)")), responses((status = 200, description = "The thread", body = ThreadView), (status = 404, description = "Unknown agent, run or thread", body = crate::server::views::ErrorBody)))]
 pub async fn get(
     State(state): State<Arc<AppState>>,
     tenant: Tenant,
     Path((name, key)): Path<(String, String)>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<ThreadView>, ApiError> {
     let a = agent(&state, &name)?;
-    let checkpoint = a
-        .agent
-        .thread(&key)
-        .checkpoint(tenant.as_str())
-        .await
-        .map_err(|e| {
-            ApiError::new(
-                axum::http::StatusCode::INTERNAL_SERVER_ERROR,
-                "store_error",
-                e.to_string(),
-            )
-        })?;
-    let active = state
-        .runs
-        .active_on(tenant.as_str(), &name, &key)
-        .map(|e| e.run_id.clone());
-    if checkpoint.is_none() && active.is_none() {
-        return Err(ApiError::not_found(format!("no thread {key:?}")));
+    view(&state, a, tenant.as_str(), &key)
+        .await?
+        .map(Json)
+        .ok_or_else(|| ApiError::not_found(format!("no thread {key:?}")))
+}
+
+/// The body of a fork.
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ForkBody {
+    /// The new thread's key (1 to 512 bytes); generated (`thr-<uuid>`) when absent.
+    #[serde(default)]
+    pub key: Option<String>,
+}
+
+/// `POST /v1/agents/{agent}/threads/{key}/fork`: declares a new thread whose first run starts from this
+/// thread's checkpoint; the parent is never modified.
+#[utoipa::path(post, path = "/v1/agents/{agent}/threads/{key}/fork", tag = "threads", params(("agent" = String, Path, description = "The agent name"), ("key" = String, Path, description = "The parent thread's key")), request_body = ForkBody, responses((status = 201, description = "The fork is declared; its first run starts from the parent's checkpoint", body = ThreadView), (status = 400, description = "invalid_json", body = crate::server::views::ErrorBody), (status = 404, description = "Unknown agent, or the parent has no checkpoint", body = crate::server::views::ErrorBody), (status = 409, description = "thread_exists: the new key is taken", body = crate::server::views::ErrorBody), (status = 422, description = "fork_unsupported: the driver cannot fork sessions; invalid_request: bad key", body = crate::server::views::ErrorBody)))]
+pub async fn fork(
+    State(state): State<Arc<AppState>>,
+    tenant: Tenant,
+    Path((name, parent)): Path<(String, String)>,
+    JsonBody(body): JsonBody<ForkBody>,
+) -> Result<Response, ApiError> {
+    let a = agent(&state, &name)?;
+    if !a.descriptor().sessions.fork {
+        return Err(ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "fork_unsupported",
+            format!("the {} driver cannot fork sessions", a.provider),
+        ));
     }
-    Ok(Json(json!({
-        "key": key,
-        "active_run": active,
-        "checkpoint": checkpoint.map(|c| json!({
-            "record_id": c.record_id, "resume_id": c.resume_id, "codec": c.codec,
-            "fingerprint": c.fingerprint, "updated_at": c.updated_at,
-            "pending_persistence": c.pending_persistence,
-        })),
-    })))
+    if checkpoint(a, tenant.as_str(), &parent).await?.is_none() {
+        return Err(ApiError::not_found(format!(
+            "thread {parent:?} has no checkpoint to fork"
+        )));
+    }
+    let key = body
+        .key
+        .unwrap_or_else(|| format!("thr-{}", uuid::Uuid::now_v7()));
+    check_key("key", &key)?;
+    let taken = || {
+        ApiError::new(
+            StatusCode::CONFLICT,
+            "thread_exists",
+            format!("thread {key:?} exists"),
+        )
+        .field("key")
+    };
+    if view(&state, a, tenant.as_str(), &key).await?.is_some() {
+        return Err(taken());
+    }
+    let decl = Declared {
+        defaults: state
+            .declared
+            .get(tenant.as_str(), &a.name, &parent)
+            .map(|d| d.defaults)
+            .unwrap_or_default(),
+        forked_from: Some(parent),
+        created_at: chrono::Utc::now(),
+    };
+    state
+        .declared
+        .insert_new(tenant.as_str(), &a.name, &key, decl)
+        .map_err(|_| taken())?;
+    let v = view(&state, a, tenant.as_str(), &key)
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("no thread {key:?}")))?;
+    Ok((StatusCode::CREATED, Json(v)).into_response())
 }
 
 /// `POST /v1/agents/{agent}/threads/{key}/archive`.
-#[utoipa::path(post, path = "/v1/agents/{agent}/threads/{key}/archive", tag = "threads", params(("agent" = String, Path, description = "The agent name"), ("key" = String, Path, description = "The thread key (1 to 512 bytes)")), responses((status = 200, description = "The thread is archived", body = crate::server::openapi::ArchivedThread), (status = 404, description = "Unknown agent, run or thread", body = crate::server::openapi::ErrorBody), (status = 409, description = "thread_busy", body = crate::server::openapi::ErrorBody)))]
+#[utoipa::path(post, path = "/v1/agents/{agent}/threads/{key}/archive", tag = "threads", params(("agent" = String, Path, description = "The agent name"), ("key" = String, Path, description = "The thread key (1 to 512 bytes)")), responses((status = 200, description = "The thread is archived", body = ArchivedThread), (status = 404, description = "Unknown agent, run or thread", body = crate::server::views::ErrorBody), (status = 409, description = "thread_busy", body = crate::server::views::ErrorBody)))]
 pub async fn archive(
     State(state): State<Arc<AppState>>,
     tenant: Tenant,
     Path((name, key)): Path<(String, String)>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<ArchivedThread>, ApiError> {
     agent(&state, &name)?;
-    if state.runs.active_on(tenant.as_str(), &name, &key).is_some() {
+    if state.runs.active_on(tenant.as_str(), &name, &key).is_some()
+        || state.standbys.is_live(tenant.as_str(), &name, &key)
+    {
         return Err(ApiError::new(
-            axum::http::StatusCode::CONFLICT,
+            StatusCode::CONFLICT,
             "thread_busy",
-            "a run is active on this thread",
+            "a run or a Standby is active on this thread",
         ));
     }
-    let r = state
-        .store
-        .archive(tenant.as_str(), &key)
-        .await
-        .map_err(ApiError::store)?;
-    Ok(Json(json!({ "key": r.key, "status": r.status })))
+    let declared = state.declared.remove(tenant.as_str(), &name, &key);
+    match state.store.archive(tenant.as_str(), &key).await {
+        Ok(r) => Ok(Json(ArchivedThread {
+            key: r.key,
+            status: "archived".into(),
+        })),
+        Err(crate::store::StoreError::NotFound) if declared => Ok(Json(ArchivedThread {
+            key,
+            status: "archived".into(),
+        })),
+        Err(e) => Err(ApiError::store(e)),
+    }
 }
 
 /// `GET /v1/agents/{agent}/threads/{key}/events`: the thread's recorded history across runs, by cursor.
-#[utoipa::path(get, path = "/v1/agents/{agent}/threads/{key}/events", tag = "threads", params(("agent" = String, Path, description = "The agent name"), ("key" = String, Path, description = "The thread key (1 to 512 bytes)"), ("after" = Option<u64>, Query, description = "Cursor: events after this one"), ("limit" = Option<u32>, Query, description = "Page size (default 200, at most 1000)")), responses((status = 200, description = "The thread history across runs", body = crate::server::openapi::HistoryPage), (status = 404, description = "Unknown agent, run or thread", body = crate::server::openapi::ErrorBody), (status = 422, description = "invalid_request: bad cursor", body = crate::server::openapi::ErrorBody)))]
+#[utoipa::path(get, path = "/v1/agents/{agent}/threads/{key}/events", tag = "threads", params(("agent" = String, Path, description = "The agent name"), ("key" = String, Path, description = "The thread key (1 to 512 bytes)"), ("after" = Option<u64>, Query, description = "Cursor: events after this one"), ("limit" = Option<u32>, Query, description = "Page size (default 200, at most 1000)")), responses((status = 200, description = "The thread history across runs", body = HistoryPage), (status = 404, description = "Unknown agent, run or thread", body = crate::server::views::ErrorBody), (status = 422, description = "invalid_request: bad cursor", body = crate::server::views::ErrorBody)))]
 pub async fn history(
     State(state): State<Arc<AppState>>,
     tenant: Tenant,
     Path((name, key)): Path<(String, String)>,
     Query(q): Query<PageQuery>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<HistoryPage>, ApiError> {
     let a = agent(&state, &name)?;
     let after = match q.after.as_deref() {
         None => None,
@@ -152,12 +345,18 @@ pub async fn history(
     if records.is_empty() && after.is_none() && !exists(&state, a, tenant.as_str(), &key).await? {
         return Err(ApiError::not_found(format!("no thread {key:?}")));
     }
-    let next = records.last().map(|r| r.cursor);
-    let events: Vec<Value> = records
+    let next_after = records.last().map(|r| r.cursor);
+    let events = records
         .into_iter()
-        .map(|r| json!({ "cursor": r.cursor, "run_id": r.run_id, "sequence": r.sequence, "kind": r.kind, "event": r.json }))
+        .map(|r| HistoryEvent {
+            cursor: r.cursor,
+            run_id: r.run_id,
+            sequence: r.sequence,
+            kind: r.kind,
+            event: r.json,
+        })
         .collect();
-    Ok(Json(json!({ "events": events, "next_after": next })))
+    Ok(Json(HistoryPage { events, next_after }))
 }
 
 /// True when `tenant` has the thread `key` (a checkpoint or an active run): an empty history of a thread

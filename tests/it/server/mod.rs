@@ -6,12 +6,17 @@ mod agui;
 mod approvals;
 mod cli;
 mod config_file;
+mod inspect;
 mod limits;
 mod openapi;
+mod playground;
 mod retention;
 mod runs;
+mod schemas;
 mod security;
+mod standby;
 mod tenancy;
+mod threads;
 
 use std::time::Duration;
 
@@ -22,6 +27,17 @@ use serde_json::Value;
 /// Starts a test server (memory store, reference agent only).
 pub async fn start() -> RunningServer {
     start_with(ServerConfig::for_tests()).await
+}
+
+/// A test configuration whose `reference` agent records result metadata and the model (so a test can see
+/// which model ran and how long the conversation was).
+pub fn with_metadata() -> ServerConfig {
+    let mut config = ServerConfig::for_tests();
+    config.agents[0].exposure = agent_adaptor::recorder::ExposurePolicy {
+        include_metadata: true,
+        ..Default::default()
+    };
+    config
 }
 
 /// Starts a server with `config`.
@@ -125,6 +141,63 @@ pub async fn error_code(resp: reqwest::Response) -> (u16, String, Value) {
     let body: Value = resp.json().await.expect("a JSON error body");
     let code = body["error"]["code"].as_str().expect("error.code").to_owned();
     (status, code, body)
+}
+
+/// `POST {base}{path}` with a JSON body; the response, whatever its status.
+pub async fn post_json(base: &str, path: &str, body: Value) -> reqwest::Response {
+    client()
+        .post(format!("{base}{path}"))
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+}
+
+/// `GET {base}{path}`; the response, whatever its status.
+pub async fn get(base: &str, path: &str) -> reqwest::Response {
+    client().get(format!("{base}{path}")).send().await.unwrap()
+}
+
+/// `GET {base}{path}`, asserting 200; the JSON body.
+pub async fn get_json(base: &str, path: &str) -> Value {
+    let resp = get(base, path).await;
+    assert_eq!(resp.status(), 200, "GET {path}");
+    resp.json().await.unwrap()
+}
+
+/// Starts a run (`path` is `/v1/agents/{agent}/runs` or `…/threads/{key}/runs`), asserting 201; the run.
+pub async fn start_run(base: &str, path: &str, body: Value) -> Value {
+    let resp = post_json(base, path, body).await;
+    assert_eq!(resp.status(), 201, "{:?}", resp.text().await);
+    resp.json().await.unwrap()
+}
+
+/// `POST /v1/runs/{run_id}/cancel`; the response.
+pub async fn cancel(base: &str, run_id: &str) -> reqwest::Response {
+    client()
+        .post(format!("{base}/v1/runs/{run_id}/cancel"))
+        .send()
+        .await
+        .unwrap()
+}
+
+/// `GET /v1/runs/{run_id}`: the run's current view.
+pub async fn state(base: &str, run_id: &str) -> Value {
+    get_json(base, &format!("/v1/runs/{run_id}")).await
+}
+
+/// Polls the run until it left `running`/`parked`; its final view.
+pub async fn finished_state(base: &str, run_id: &str) -> Value {
+    eventually(|| async move {
+        let v = state(base, run_id).await;
+        (v["state"] != "running" && v["state"] != "parked").then_some(v)
+    })
+    .await
+}
+
+/// The run id of a run view.
+pub fn run_id(run: &Value) -> String {
+    run["run_id"].as_str().expect("run_id").to_owned()
 }
 
 /// Polls `f` until it returns `Some`, at most 10 s.

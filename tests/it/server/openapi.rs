@@ -10,18 +10,28 @@ use serde_json::Value;
 use super::{client, start};
 
 /// Every (method, path) the router serves, besides `/openapi.json` and `/docs` themselves.
-const ROUTES: &[(&str, &str)] = &[
+pub const ROUTES: &[(&str, &str)] = &[
+    ("get", "/"),
     ("get", "/healthz"),
     ("get", "/readyz"),
     ("get", "/metrics"),
     ("get", "/v1/agents"),
     ("get", "/v1/agents/{agent}"),
+    ("get", "/v1/agents/{agent}/inspect"),
     ("post", "/v1/agents/{agent}/agui"),
     ("post", "/v1/agui"),
     ("post", "/v1/agents/{agent}/runs"),
     ("post", "/v1/agents/{agent}/threads/{key}/runs"),
     ("get", "/v1/agents/{agent}/threads"),
+    ("post", "/v1/agents/{agent}/threads"),
     ("get", "/v1/agents/{agent}/threads/{key}"),
+    ("post", "/v1/agents/{agent}/threads/{key}/fork"),
+    ("post", "/v1/agents/{agent}/threads/{key}/standby"),
+    ("get", "/v1/agents/{agent}/threads/{key}/standby"),
+    ("delete", "/v1/agents/{agent}/threads/{key}/standby"),
+    ("post", "/v1/agents/{agent}/threads/{key}/standby/messages"),
+    ("post", "/v1/agents/{agent}/threads/{key}/standby/cancel"),
+    ("get", "/v1/agents/{agent}/threads/{key}/standby/events"),
     ("post", "/v1/agents/{agent}/threads/{key}/archive"),
     ("get", "/v1/agents/{agent}/threads/{key}/events"),
     ("get", "/v1/runs/{run_id}"),
@@ -40,7 +50,8 @@ fn committed_path() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("openapi/openapi.json")
 }
 
-fn operations(doc: &Value) -> BTreeSet<(String, String)> {
+/// Every (method, path template) the document describes.
+pub fn operations(doc: &Value) -> BTreeSet<(String, String)> {
     let mut out = BTreeSet::new();
     for (path, item) in doc["paths"].as_object().expect("paths") {
         for m in METHODS {
@@ -93,6 +104,7 @@ fn openapi_document_is_3_1_and_documents_every_route() {
         ("get", "/v1/runs/{run_id}/events"),
         ("post", "/v1/agents/{agent}/agui"),
         ("post", "/v1/agui"),
+        ("get", "/v1/agents/{agent}/threads/{key}/standby/events"),
     ] {
         assert!(
             doc["paths"][p][m]["responses"]["200"]["content"]["text/event-stream"].is_object(),
@@ -151,6 +163,7 @@ async fn openapi_every_documented_path_is_routed_and_the_document_is_served() {
         let req = match m.as_str() {
             "get" => http.get(&url),
             "post" => http.post(&url),
+            "delete" => http.delete(&url),
             other => panic!("unexpected method {other}"),
         };
         let resp = req.send().await.unwrap();

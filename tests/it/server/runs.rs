@@ -6,18 +6,10 @@ use std::time::Duration;
 use agent_adaptor::server::ServerConfig;
 use serde_json::{Value, json};
 
-use super::{Frame, all_frames, client, error_code, eventually, read_frames, start, start_with};
-
-async fn start_run(base: &str, path: &str, body: Value) -> Value {
-    let resp = client()
-        .post(format!("{base}{path}"))
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status(), 201, "{:?}", resp.text().await);
-    resp.json().await.unwrap()
-}
+use super::{
+    Frame, all_frames, cancel, client, error_code, finished_state, get, get_json, post_json, read_frames,
+    run_id, start, start_run, start_with, state,
+};
 
 async fn events(
     base: &str,
@@ -42,21 +34,6 @@ fn seqs(frames: &[Frame]) -> Vec<u64> {
     frames.iter().map(Frame::seq).collect()
 }
 
-async fn finished_state(base: &str, run_id: &str) -> Value {
-    eventually(|| async move {
-        let v: Value = client()
-            .get(format!("{base}/v1/runs/{run_id}"))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        (v["state"] != "running" && v["state"] != "parked").then_some(v)
-    })
-    .await
-}
-
 #[tokio::test]
 async fn a_stateless_run_streams_its_events_with_sequence_ids_and_reports_its_result() {
     let server = start().await;
@@ -67,7 +44,7 @@ async fn a_stateless_run_streams_its_events_with_sequence_ids_and_reports_its_re
         json!({"prompt": "hello rest"}),
     )
     .await;
-    let run_id = run["run_id"].as_str().unwrap().to_owned();
+    let run_id = run_id(&run);
     assert!(matches!(run["state"].as_str(), Some("running" | "succeeded")));
     let resp = events(&base, &run_id, None, None).await;
     assert_eq!(resp.headers()["cache-control"], "no-cache");
@@ -99,7 +76,7 @@ async fn replay_after_reconnect_has_no_gap_and_no_duplicate() {
         json!({"prompt": "stream a fairly long answer so that the subscriber can reconnect midway through it"}),
     )
     .await;
-    let run_id = run["run_id"].as_str().unwrap().to_owned();
+    let run_id = run_id(&run);
     // Read six events, then drop the connection (mid-run).
     let mut n = 0;
     let head = read_frames(events(&base, &run_id, None, None).await, |_| {
@@ -138,7 +115,7 @@ async fn finished_runs_replay_from_the_durable_log_after_eviction_from_memory() 
         json!({"prompt": "persist me"}),
     )
     .await;
-    let run_id = run["run_id"].as_str().unwrap().to_owned();
+    let run_id = run_id(&run);
     let live = all_frames(events(&base, &run_id, None, None).await).await;
     finished_state(&base, &run_id).await;
     server.shutdown().await.unwrap();
@@ -157,15 +134,7 @@ async fn finished_runs_replay_from_the_durable_log_after_eviction_from_memory() 
         seqs(&from3),
         seqs(&live).into_iter().filter(|s| *s > 3).collect::<Vec<_>>()
     );
-    let state: Value = client()
-        .get(format!("{base}/v1/runs/{run_id}"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    assert_eq!(state["state"], "succeeded");
+    assert_eq!(state(&base, &run_id).await["state"], "succeeded");
     again.shutdown().await.unwrap();
 }
 
@@ -175,24 +144,18 @@ async fn a_dropped_connection_never_cancels_a_rest_run_but_cancel_does() {
     config.reference_chunk_delay = Duration::from_millis(20);
     let server = start_with(config).await;
     let base = server.url();
-    let c = client();
     let run = start_run(
         &base,
         "/v1/agents/reference/runs",
         json!({"prompt": "keep going after I hang up"}),
     )
     .await;
-    let run_id = run["run_id"].as_str().unwrap().to_owned();
+    let run_id = run_id(&run);
     let head = read_frames(events(&base, &run_id, None, None).await, |_| false).await;
     assert_eq!(head.len(), 1);
     assert_eq!(finished_state(&base, &run_id).await["state"], "succeeded");
     // Cancelling a finished run is a typed conflict.
-    let again = c
-        .post(format!("{base}/v1/runs/{run_id}/cancel"))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(error_code(again).await.1, "run_finished");
+    assert_eq!(error_code(cancel(&base, &run_id).await).await.1, "run_finished");
 
     let slow = start_run(
         &base,
@@ -200,13 +163,8 @@ async fn a_dropped_connection_never_cancels_a_rest_run_but_cancel_does() {
         json!({"prompt": "a slow answer with many many words to be cancelled midway"}),
     )
     .await;
-    let slow_id = slow["run_id"].as_str().unwrap().to_owned();
-    let cancel = c
-        .post(format!("{base}/v1/runs/{slow_id}/cancel"))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(cancel.status(), 202);
+    let slow_id = super::run_id(&slow);
+    assert_eq!(cancel(&base, &slow_id).await.status(), 202);
     let end = finished_state(&base, &slow_id).await;
     assert_eq!(end["state"], "cancelled");
     assert_eq!(end["error"]["reason"], "cancelled");
@@ -221,29 +179,24 @@ async fn supplemental_messages_are_admitted_with_202_and_refused_when_finished()
     config.reference_chunk_delay = Duration::from_millis(30);
     let server = start_with(config).await;
     let base = server.url();
-    let c = client();
     let run = start_run(
         &base,
         "/v1/agents/reference/runs",
         json!({"prompt": "a slow answer with words"}),
     )
     .await;
-    let run_id = run["run_id"].as_str().unwrap().to_owned();
-    let resp = c
-        .post(format!("{base}/v1/runs/{run_id}/messages"))
-        .json(&json!({"text": "also mention tests", "id": "msg-1"}))
-        .send()
-        .await
-        .unwrap();
+    let run_id = run_id(&run);
+    let messages = format!("/v1/runs/{run_id}/messages");
+    let resp = post_json(
+        &base,
+        &messages,
+        json!({"text": "also mention tests", "id": "msg-1"}),
+    )
+    .await;
     assert_eq!(resp.status(), 202);
     let body: Value = resp.json().await.unwrap();
     assert_eq!(body["message_id"], "msg-1");
-    let empty = c
-        .post(format!("{base}/v1/runs/{run_id}/messages"))
-        .json(&json!({"text": " "}))
-        .send()
-        .await
-        .unwrap();
+    let empty = post_json(&base, &messages, json!({"text": " "})).await;
     let (status, code, body) = error_code(empty).await;
     assert_eq!((status, code.as_str()), (422, "invalid_request"));
     assert_eq!(body["error"]["field"], "text");
@@ -255,12 +208,7 @@ async fn supplemental_messages_are_admitted_with_202_and_refused_when_finished()
         "the message's delivery is reported"
     );
     finished_state(&base, &run_id).await;
-    let late = c
-        .post(format!("{base}/v1/runs/{run_id}/messages"))
-        .json(&json!({"text": "too late"}))
-        .send()
-        .await
-        .unwrap();
+    let late = post_json(&base, &messages, json!({"text": "too late"})).await;
     let (status, code, _) = error_code(late).await;
     assert_eq!((status, code.as_str()), (409, "run_finished"));
     server.shutdown().await.unwrap();
@@ -294,32 +242,21 @@ async fn every_route_answers_unknown_ids_and_bad_bodies_with_the_json_error_shap
         ("/v1/runs/run-nope/approvals/a1", json!({"decision": "approve"})),
         ("/v1/agents/nope/runs", json!({"prompt": "x"})),
     ] {
-        let resp = c.post(format!("{base}{path}")).json(&body).send().await.unwrap();
-        let (status, code, _) = error_code(resp).await;
+        let (status, code, _) = error_code(post_json(&base, path, body).await).await;
         assert_eq!((status, code.as_str()), (404, "not_found"), "{path}");
     }
-    let unknown_field = c
-        .post(format!("{base}/v1/agents/reference/runs"))
-        .json(&json!({"prompt": "x", "modle": "typo"}))
-        .send()
-        .await
-        .unwrap();
+    let unknown_field = post_json(
+        &base,
+        "/v1/agents/reference/runs",
+        json!({"prompt": "x", "modle": "typo"}),
+    )
+    .await;
     let (status, code, body) = error_code(unknown_field).await;
     assert_eq!((status, code.as_str()), (400, "invalid_json"));
     assert_eq!(body["error"]["field"], "modle");
-    let missing = c
-        .post(format!("{base}/v1/agents/reference/runs"))
-        .json(&json!({"model": "m"}))
-        .send()
-        .await
-        .unwrap();
+    let missing = post_json(&base, "/v1/agents/reference/runs", json!({"model": "m"})).await;
     assert_eq!(error_code(missing).await.2["error"]["field"], "prompt");
-    let empty = c
-        .post(format!("{base}/v1/agents/reference/runs"))
-        .json(&json!({"prompt": ""}))
-        .send()
-        .await
-        .unwrap();
+    let empty = post_json(&base, "/v1/agents/reference/runs", json!({"prompt": ""})).await;
     assert_eq!(error_code(empty).await.0, 422);
     let not_json = c
         .post(format!("{base}/v1/agents/reference/runs"))
@@ -329,45 +266,23 @@ async fn every_route_answers_unknown_ids_and_bad_bodies_with_the_json_error_shap
         .await
         .unwrap();
     assert_eq!(error_code(not_json).await.1, "unsupported_media_type");
-    let huge = c
-        .post(format!("{base}/v1/agents/reference/runs"))
-        .json(&json!({"prompt": "x".repeat(10_000)}))
-        .send()
-        .await
-        .unwrap();
+    let huge = post_json(
+        &base,
+        "/v1/agents/reference/runs",
+        json!({"prompt": "x".repeat(10_000)}),
+    )
+    .await;
     let (status, code, _) = error_code(huge).await;
     assert_eq!((status, code.as_str()), (413, "body_too_large"));
     let run = start_run(&base, "/v1/agents/reference/runs", json!({"prompt": "hi"})).await;
-    let bad_cursor = c
-        .get(format!(
-            "{base}/v1/runs/{}/events?after=abc",
-            run["run_id"].as_str().unwrap()
-        ))
-        .send()
-        .await
-        .unwrap();
+    let bad_cursor = get(&base, &format!("/v1/runs/{}/events?after=abc", run_id(&run))).await;
     let (status, _, body) = error_code(bad_cursor).await;
     assert_eq!(status, 422);
     assert_eq!(body["error"]["field"], "after");
-    let health = c.get(format!("{base}/healthz")).send().await.unwrap();
-    assert_eq!(health.status(), 200);
-    let ready: Value = c
-        .get(format!("{base}/readyz"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    assert_eq!(get(&base, "/healthz").await.status(), 200);
+    let ready = get_json(&base, "/readyz").await;
     assert_eq!(ready["status"], "ready");
-    let agents: Value = c
-        .get(format!("{base}/v1/agents"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let agents = get_json(&base, "/v1/agents").await;
     assert_eq!(agents["default"], "reference");
     assert_eq!(agents["agents"][0]["provider"], "reference");
     server.shutdown().await.unwrap();
@@ -385,7 +300,7 @@ async fn graceful_shutdown_ends_open_streams_and_cancels_runs() {
         json!({"prompt": "a very slow answer with many words"}),
     )
     .await;
-    let run_id = run["run_id"].as_str().unwrap().to_owned();
+    let run_id = run_id(&run);
     let resp = events(&base, &run_id, None, None).await;
     let reader = tokio::spawn(all_frames(resp));
     tokio::time::sleep(Duration::from_millis(300)).await;
@@ -405,7 +320,6 @@ async fn graceful_shutdown_ends_open_streams_and_cancels_runs() {
 async fn thread_history_spans_runs_and_threads_list_get_archive_and_metrics_answer() {
     let server = start().await;
     let base = server.url();
-    let c = client();
     for prompt in ["first turn", "second turn"] {
         let run = start_run(
             &base,
@@ -413,16 +327,9 @@ async fn thread_history_spans_runs_and_threads_list_get_archive_and_metrics_answ
             json!({"prompt": prompt}),
         )
         .await;
-        finished_state(&base, run["run_id"].as_str().unwrap()).await;
+        finished_state(&base, &run_id(&run)).await;
     }
-    let history: Value = c
-        .get(format!("{base}/v1/agents/reference/threads/hist-1/events"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let history = get_json(&base, "/v1/agents/reference/threads/hist-1/events").await;
     let events = history["events"].as_array().unwrap();
     let cursors: Vec<u64> = events.iter().map(|e| e["cursor"].as_u64().unwrap()).collect();
     assert!(cursors.windows(2).all(|w| w[0] < w[1]), "{cursors:?}");
@@ -431,17 +338,14 @@ async fn thread_history_spans_runs_and_threads_list_get_archive_and_metrics_answ
     assert_eq!(runs.len(), 2, "history spans both runs");
     assert_eq!(events.iter().filter(|e| e["kind"] == "done").count(), 2);
     // Paging by cursor: the suffix after the first event, no duplicate.
-    let after: Value = c
-        .get(format!(
-            "{base}/v1/agents/reference/threads/hist-1/events?after={}&limit=3",
+    let after = get_json(
+        &base,
+        &format!(
+            "/v1/agents/reference/threads/hist-1/events?after={}&limit=3",
             cursors[0]
-        ))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        ),
+    )
+    .await;
     let next: Vec<u64> = after["events"]
         .as_array()
         .unwrap()
@@ -449,23 +353,10 @@ async fn thread_history_spans_runs_and_threads_list_get_archive_and_metrics_answ
         .map(|e| e["cursor"].as_u64().unwrap())
         .collect();
     assert_eq!(next, cursors[1..4].to_vec());
-    let bad = c
-        .get(format!(
-            "{base}/v1/agents/reference/threads/hist-1/events?after=x"
-        ))
-        .send()
-        .await
-        .unwrap();
+    let bad = get(&base, "/v1/agents/reference/threads/hist-1/events?after=x").await;
     assert_eq!(error_code(bad).await.0, 422);
 
-    let list: Value = c
-        .get(format!("{base}/v1/agents/reference/threads"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let list = get_json(&base, "/v1/agents/reference/threads").await;
     assert!(
         list["threads"]
             .as_array()
@@ -473,42 +364,16 @@ async fn thread_history_spans_runs_and_threads_list_get_archive_and_metrics_answ
             .iter()
             .any(|t| t["key"] == "hist-1")
     );
-    let got: Value = c
-        .get(format!("{base}/v1/agents/reference/threads/hist-1"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let got = get_json(&base, "/v1/agents/reference/threads/hist-1").await;
     assert!(got["checkpoint"]["resume_id"].is_string(), "{got}");
-    let missing = c
-        .get(format!("{base}/v1/agents/reference/threads/nope"))
-        .send()
-        .await
-        .unwrap();
+    let missing = get(&base, "/v1/agents/reference/threads/nope").await;
     assert_eq!(error_code(missing).await.0, 404);
-    let archived = c
-        .post(format!("{base}/v1/agents/reference/threads/hist-1/archive"))
-        .send()
-        .await
-        .unwrap();
+    let archived = post_json(&base, "/v1/agents/reference/threads/hist-1/archive", json!({})).await;
     assert_eq!(archived.status(), 200);
-    let gone = c
-        .get(format!("{base}/v1/agents/reference/threads/hist-1"))
-        .send()
-        .await
-        .unwrap();
+    let gone = get(&base, "/v1/agents/reference/threads/hist-1").await;
     assert_eq!(error_code(gone).await.0, 404);
 
-    let metrics = c
-        .get(format!("{base}/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = get(&base, "/metrics").await.text().await.unwrap();
     assert!(
         metrics.contains("agent_adaptor_runs_started_total 2"),
         "{metrics}"

@@ -1,0 +1,124 @@
+//! Standby over HTTP with the reference agent: open (201, then 200 for the same one), input answered by an
+//! execution whose events stream over SSE with resumable ids, thread runs refused while it lives, cancel,
+//! release (the thread is free again), and typed errors.
+
+use serde_json::{Value, json};
+
+use super::{
+    Frame, client, error_code, get, get_json, post_json, read_frames, start_run, start_with, with_metadata,
+};
+
+const STANDBY: &str = "/v1/agents/reference/threads/sb-1/standby";
+
+async fn events(base: &str, last_event_id: Option<&str>) -> reqwest::Response {
+    let mut req = client().get(format!("{base}{STANDBY}/events"));
+    if let Some(id) = last_event_id {
+        req = req.header("last-event-id", id);
+    }
+    let resp = req.send().await.unwrap();
+    assert_eq!(resp.status(), 200);
+    resp
+}
+
+/// Reads the Standby's events until the `n`-th `done`.
+async fn until_done(base: &str, after: Option<&str>, n: usize) -> Vec<Frame> {
+    let mut seen = 0;
+    read_frames(events(base, after).await, |f| {
+        if f.event.as_deref() == Some("done") {
+            seen += 1;
+        }
+        seen < n
+    })
+    .await
+}
+
+#[tokio::test]
+async fn a_standby_answers_input_streams_its_executions_and_releases_the_thread() {
+    let server = start_with(with_metadata()).await;
+    let base = server.url();
+    let opened = post_json(&base, STANDBY, json!({})).await;
+    assert_eq!(opened.status(), 201);
+    let opened: Value = opened.json().await.unwrap();
+    assert_eq!(opened["live"], true);
+    assert_eq!(opened["key"], "sb-1");
+    let again = post_json(&base, STANDBY, json!({})).await;
+    assert_eq!(again.status(), 200, "the live Standby is answered again");
+    assert_eq!(get_json(&base, STANDBY).await["opened_at"], opened["opened_at"]);
+    assert_eq!(
+        get_json(&base, "/v1/agents/reference/threads/sb-1").await["standby"],
+        true
+    );
+
+    // Input starts an execution; its events stream with ids counting the Standby's events.
+    let sent = post_json(
+        &base,
+        &format!("{STANDBY}/messages"),
+        json!({"text": "hello standby", "id": "sb-msg-1"}),
+    )
+    .await;
+    assert_eq!(sent.status(), 202);
+    assert_eq!(sent.json::<Value>().await.unwrap()["message_id"], "sb-msg-1");
+    let first = until_done(&base, None, 1).await;
+    assert_eq!(first.first().unwrap().event.as_deref(), Some("run_started"));
+    let ids: Vec<u64> = first.iter().map(Frame::seq).collect();
+    assert_eq!(
+        ids,
+        (1..=ids.len() as u64).collect::<Vec<_>>(),
+        "dense ids from 1"
+    );
+    let done = first.last().unwrap().json();
+    assert_eq!(done["result"]["text"], "Reference reply: hello standby", "{done}");
+
+    // While it lives, task runs on the thread are refused.
+    let busy = post_json(
+        &base,
+        "/v1/agents/reference/threads/sb-1/runs",
+        json!({"prompt": "a task"}),
+    )
+    .await;
+    assert_eq!(error_code(busy).await.1, "thread_busy");
+
+    // A second input: a new execution on the same conversation; resuming after the first `done` shows
+    // only the second execution.
+    let last = first.last().unwrap().seq().to_string();
+    let second = post_json(&base, &format!("{STANDBY}/messages"), json!({"text": "again"})).await;
+    assert_eq!(second.status(), 202);
+    let tail = until_done(&base, Some(&last), 1).await;
+    assert_eq!(tail.first().unwrap().seq(), first.last().unwrap().seq() + 1);
+    assert_eq!(tail.first().unwrap().event.as_deref(), Some("run_started"));
+    let done = tail.last().unwrap().json();
+    assert_eq!(done["result"]["text"], "Reference reply: again");
+    assert_eq!(done["result"]["metadata"]["history_len"], "2", "{done}");
+    // The Standby's executions are in the thread's history.
+    let history = get_json(&base, "/v1/agents/reference/threads/sb-1/events").await;
+    let dones = history["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["kind"] == "done")
+        .count();
+    assert_eq!(dones, 2);
+
+    // Cancel keeps it open; typed errors; release frees the thread.
+    let cancelled = post_json(&base, &format!("{STANDBY}/cancel"), json!({})).await;
+    assert_eq!(cancelled.status(), 202);
+    assert_eq!(cancelled.json::<Value>().await.unwrap()["live"], true);
+    let empty = post_json(&base, &format!("{STANDBY}/messages"), json!({"text": " "})).await;
+    assert_eq!(error_code(empty).await.0, 422);
+    let released = client().delete(format!("{base}{STANDBY}")).send().await.unwrap();
+    assert_eq!(released.status(), 200);
+    assert_eq!(released.json::<Value>().await.unwrap()["live"], false);
+    assert_eq!(error_code(get(&base, STANDBY).await).await.0, 404);
+    let gone = post_json(&base, &format!("{STANDBY}/messages"), json!({"text": "x"})).await;
+    assert_eq!(error_code(gone).await.0, 404);
+    let run = start_run(
+        &base,
+        "/v1/agents/reference/threads/sb-1/runs",
+        json!({"prompt": "free again"}),
+    )
+    .await;
+    assert!(run["run_id"].is_string());
+    let missing = post_json(&base, "/v1/agents/nope/threads/x/standby", json!({})).await;
+    assert_eq!(error_code(missing).await.0, 404);
+    server.shutdown().await.unwrap();
+}
