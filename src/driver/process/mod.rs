@@ -9,6 +9,8 @@
 //! - stopping escalates (driver's protocol interrupt → SIGTERM → SIGKILL, see [`StopPlan`]) and
 //!   always ends with the child reaped;
 //! - when the leader exits on its own, whatever is left in its group is killed;
+//! - a stopped leader's descendants that moved to groups of their own are found while it lives and
+//!   killed once it is gone (`tree`);
 //! - dropping a [`Child`] without stopping it kills the group and still reaps it;
 //! - [`ProcessRegistry::shutdown_all`] stops everything that is left, and refuses new spawns;
 //! - on Linux the child gets `PR_SET_PDEATHSIG(SIGKILL)`, so it dies even if the server is
@@ -81,6 +83,7 @@ mod stdin;
 mod stop;
 mod supervise;
 mod sys;
+mod tree;
 
 pub use capture::Captured;
 pub use child::{Child, StdoutLines};

@@ -25,6 +25,7 @@ use super::registry::{ProcessId, ProcessRegistry};
 use super::stderr::StderrCapture;
 use super::stop::{Escalation, ExitInfo, StopPlan};
 use super::sys::{Signal, signal_group};
+use super::tree::Stragglers;
 
 /// After reaping, how long stderr may take to reach EOF before the reader is abandoned (only a
 /// process that left our group could still hold the pipe open).
@@ -102,14 +103,17 @@ impl Supervisor {
         };
         let mut escalation = Escalation::None;
         let mut stop_started = None;
+        // Descendants outside the group, found while the leader lives (see `tree`).
+        let mut stragglers = Stragglers::default();
         let exit = tokio::select! {
             // An exit that already happened wins over a stop request that arrived with it.
             biased;
             e = exited(self.exit_fd.as_ref(), &mut self.child) => e,
             msg = self.control.recv() => {
                 stop_started = Some(Instant::now());
+                stragglers.snapshot(self.pid, self.pgid);
                 match msg {
-                    Some(Control::Stop(plan)) => self.escalate(plan, &mut escalation).await,
+                    Some(Control::Stop(plan)) => self.escalate(plan, &mut escalation, &mut stragglers).await,
                     None => {
                         escalation = Escalation::Dropped;
                         signal(self.pgid, Signal::Kill, &self.label);
@@ -118,8 +122,10 @@ impl Supervisor {
                 }
             }
         };
-        // The leader is gone: nothing of its group may outlive it (background grandchildren, …).
+        // The leader is gone: nothing of its group may outlive it (background grandchildren, …), nor,
+        // when it was stopped, what it had started outside its group.
         let _ = signal_group(self.pgid, Signal::Kill);
+        stragglers.kill(&self.label);
         let status = match exit {
             Exited::Reaped(status) => status,
             Exited::Zombie => self.child.wait().await,
@@ -139,7 +145,12 @@ impl Supervisor {
     }
 
     /// The stop ladder; returns as soon as the leader exits.
-    async fn escalate(&mut self, plan: StopPlan, escalation: &mut Escalation) -> Exited {
+    async fn escalate(
+        &mut self,
+        plan: StopPlan,
+        escalation: &mut Escalation,
+        stragglers: &mut Stragglers,
+    ) -> Exited {
         if let Some(mut step) = plan.interrupt {
             *escalation = Escalation::Interrupt;
             debug!(label = %self.label, pid = self.pid, "Sending the protocol interrupt.");
@@ -155,12 +166,14 @@ impl Supervisor {
             }
         }
         *escalation = Escalation::Terminate;
+        stragglers.snapshot(self.pid, self.pgid);
         signal(self.pgid, Signal::Term, &self.label);
         tokio::select! {
             e = exited(self.exit_fd.as_ref(), &mut self.child) => return e,
             () = tokio::time::sleep(plan.term_grace) => {}
         }
         *escalation = Escalation::Kill;
+        stragglers.snapshot(self.pid, self.pgid);
         signal(self.pgid, Signal::Kill, &self.label);
         exited(self.exit_fd.as_ref(), &mut self.child).await
     }

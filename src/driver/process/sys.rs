@@ -49,6 +49,15 @@ pub(crate) fn signal_group(pgid: i32, signal: Signal) -> io::Result<bool> {
     }
 }
 
+/// This process's own process group id (never signalled as a straggler's group).
+pub(crate) fn own_pgid() -> i32 {
+    #[allow(unsafe_code)]
+    // SAFETY: getpgrp(2) takes no arguments, touches no memory and cannot fail.
+    unsafe {
+        libc::getpgrp()
+    }
+}
+
 /// Whether any process (zombies included) still has process group id `pgid`.
 pub fn group_exists(pgid: i32) -> bool {
     if pgid <= 1 {

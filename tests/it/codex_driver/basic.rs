@@ -262,3 +262,32 @@ async fn environment_and_models_are_inspected_without_a_model_call() {
     assert!(cx.mock.requests().is_empty());
     cx.assert_reaped();
 }
+
+/// Codex starts shell commands outside its own process group, so a group signal alone left them
+/// running after a cancel (seen in 5 of 13 runs before the stop ladder learned to find them).
+#[tokio::test]
+async fn a_command_running_at_cancel_does_not_outlive_the_run() {
+    let script = Script::new()
+        .then(Reply::new().exec_command("sleep 3 && touch cancel-marker.txt"))
+        .then(Reply::new().text("done"));
+    let Some(cx) = Cx::new(script).await else { return };
+    let agent = Agent::new(cx.driver.clone());
+    let stream = agent.send("run a slow command", cx.auto());
+    let mut events = stream.events();
+    while let Some(e) = events.next().await {
+        if matches!(&e.payload, Payload::ToolCall(c) if c.name == "shell") {
+            break;
+        }
+    }
+    // Let the command start under Codex before cancelling.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    stream.cancel();
+    let outcome = stream.result().await;
+    assert_eq!(run_error(&outcome).reason.as_str(), "cancelled");
+    cx.assert_reaped();
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    assert!(
+        !cx.ws.join("cancel-marker.txt").exists(),
+        "the command outlived the cancelled run"
+    );
+}

@@ -251,3 +251,27 @@ async fn a_child_outlives_the_thread_that_spawned_it() {
     let exit = child.stop(StopPlan::new()).await;
     assert_eq!(exit.escalation_used, Escalation::Terminate);
 }
+
+#[tokio::test]
+async fn stop_also_kills_descendants_that_left_the_group() {
+    let registry = ProcessRegistry::new();
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("survived");
+    // The grandchild moves to a session (and group) of its own, as Codex's shell commands do.
+    let script = format!(
+        "setsid sh -c 'sleep 2; touch {}' & sleep 1; echo ready; wait",
+        marker.display()
+    );
+    let mut child = spawn(&registry, sh(&script)).await.unwrap();
+    let mut out = child.take_stdout().unwrap();
+    wait_for_marker(&mut out, "ready").await;
+    let exit = child
+        .stop(StopPlan::new().term_grace(Duration::from_secs(1)))
+        .await;
+    assert_eq!(exit.escalation_used, Escalation::Terminate);
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert!(
+        !marker.exists(),
+        "a descendant outside the group outlived the stop"
+    );
+}
