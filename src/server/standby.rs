@@ -167,7 +167,9 @@ async fn pump(
                 // Let the cancelled execution's last events (its `done`) through, briefly.
                 while let Ok(Some(e)) = tokio::time::timeout(Duration::from_secs(2), events.recv()).await {
                     let e = forward(e, &mut next);
-                    let _ = recorder.record(std::slice::from_ref(&e)).await;
+                    if let Err(err) = recorder.record(std::slice::from_ref(&e)).await {
+                        tracing::warn!(key = %entry.key, error = %err, "recording a Standby event failed");
+                    }
                 }
                 break;
             }

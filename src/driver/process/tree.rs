@@ -115,7 +115,9 @@ impl Stragglers {
         }
         for g in groups.into_iter().filter(|g| *g != own_pgid) {
             // The pinned members keep the group id from being recycled while they are zombies.
-            let _ = sys::signal_group(g, Signal::Kill);
+            if let Err(e) = sys::signal_group(g, Signal::Kill) {
+                warn!(label, pgid = g, error = %e, "Killing a straggler's process group failed.");
+            }
         }
         if killed > 0 {
             debug!(
