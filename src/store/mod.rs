@@ -36,6 +36,8 @@
 //!   time append through an [`EventWriter`], which group-commits whatever queued up meanwhile.
 //! * **Runs** and **approvals** are what the HTTP service needs to survive a replica crash: runs of a dead
 //!   replica are marked interrupted; an approval is resolved exactly once by compare-and-set.
+//! * **Declarations** are threads a host declared before their first run (run defaults, a fork's parent),
+//!   so a restart does not forget them; the defaults are opaque JSON to the store.
 //!
 //! # Clocks
 //!
@@ -83,9 +85,9 @@ use serde_json::Value;
 pub use error::StoreError;
 pub use rules::{CONTINUITY_BUDGET, CONTINUITY_TURNS, MAX_PAGE, RECEIPT_CAP, RECEIPT_MAX_AGE, micros, now};
 pub use types::{
-    AgentIdentity, Approval, ApprovalState, ContinuityEntry, ContinuityKind, EventRecord, FinalizeRequest,
-    Lease, Lookup, NewEvent, Page, Query, Record, RetentionPolicy, RunRecord, RunState, SessionState,
-    ThreadStatus,
+    AgentIdentity, Approval, ApprovalState, ContinuityEntry, ContinuityKind, Declaration, EventRecord,
+    FinalizeRequest, Lease, Lookup, NewEvent, Page, Query, Record, RetentionPolicy, RunRecord, RunState,
+    SessionState, ThreadStatus,
 };
 pub use writer::EventWriter;
 
@@ -249,6 +251,18 @@ pub trait ThreadStore: Send + Sync + 'static {
         run_id: &str,
         only_pending: bool,
     ) -> StoreResult<Vec<Approval>>;
+
+    // ---- thread declarations -------------------------------------------------------------------------
+
+    /// Stores a declaration; [`StoreError::AlreadyExists`] if its `(tenant, agent, key)` is taken.
+    async fn put_declaration(&self, declaration: &Declaration) -> StoreResult<()>;
+
+    /// The declaration of `(tenant, agent, key)`.
+    async fn get_declaration(&self, tenant: &str, agent: &str, key: &str)
+    -> StoreResult<Option<Declaration>>;
+
+    /// Deletes a declaration; true when there was one.
+    async fn delete_declaration(&self, tenant: &str, agent: &str, key: &str) -> StoreResult<bool>;
 }
 
 /// A fresh private in-memory store (the default of an Agent without a configured store).

@@ -343,6 +343,24 @@ pub struct Approval {
     pub deadline: DateTime<Utc>,
 }
 
+/// A thread a host declared before it ever ran (the service's create and fork): what its runs inherit.
+/// Keyed by `(tenant, agent, key)`; it stays until the host deletes it (archive).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Declaration {
+    /// The tenant.
+    pub tenant: String,
+    /// The agent (host) name the thread belongs to.
+    pub agent: String,
+    /// The thread key.
+    pub key: String,
+    /// The host's run defaults, opaque to the store.
+    pub defaults: Value,
+    /// The parent thread of a fork.
+    pub forked_from: Option<String>,
+    /// When it was declared.
+    pub created_at: DateTime<Utc>,
+}
+
 /// Implements `as_str` / `parse` for an enum stored as text.
 macro_rules! text_enum {
     ($ty:ident { $($variant:ident => $text:literal),+ $(,)? }) => {

@@ -23,6 +23,7 @@
 //! | STORE-16 | concurrent resolvers of one approval: exactly one `Ok`, the rest `AlreadyResolved` |
 //! | STORE-17 | approvals past their deadline are `Expired`; `expire_approvals` counts; unknown is `NotFound` |
 //! | STORE-18 | runs: create, state changes, terminal states stay, paging, `mark_interrupted` |
+//! | STORE-19 | thread declarations round-trip, are unique per tenant/agent/key, scoped, and deletable |
 //!
 //! The story needs a **fresh, empty store**: STORE-01 checks retention, which is store-wide, by exact
 //! counts. Everything else is namespaced by a random suffix. Clauses with lease expiry sleep for a few
@@ -70,6 +71,7 @@ pub async fn check_store(store: Arc<dyn ThreadStore>) {
     service::approval_race(&kit).await;
     service::approval_expiry(&kit).await;
     service::runs(&kit).await;
+    service::declarations(&kit).await;
 }
 
 /// The store under test plus a per-run namespace for tenants, keys and targets.

@@ -3,6 +3,7 @@
 //! is held. Semantics are identical to SQLite and Postgres (the same conformance story runs against all
 //! three); only durability differs: the data is gone when the store is dropped.
 
+mod declarations;
 mod log;
 mod service;
 mod threads;
@@ -15,8 +16,8 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use super::{
-    Approval, ContinuityEntry, EventRecord, FinalizeRequest, Lease, NewEvent, Page, Query, Record,
-    RetentionPolicy, RunRecord, RunState, StoreResult, ThreadStore,
+    Approval, ContinuityEntry, Declaration, EventRecord, FinalizeRequest, Lease, NewEvent, Page, Query,
+    Record, RetentionPolicy, RunRecord, RunState, StoreResult, ThreadStore,
 };
 
 /// The in-memory [`ThreadStore`].
@@ -31,6 +32,7 @@ struct Inner {
     threads: threads::Threads,
     log: log::Log,
     service: service::Service,
+    declarations: declarations::Declarations,
 }
 
 impl MemoryStore {
@@ -186,5 +188,22 @@ impl ThreadStore for MemoryStore {
         only_pending: bool,
     ) -> StoreResult<Vec<Approval>> {
         Ok(self.lock().service.list_approvals(tenant, run_id, only_pending))
+    }
+
+    async fn put_declaration(&self, declaration: &Declaration) -> StoreResult<()> {
+        self.lock().declarations.put(declaration)
+    }
+
+    async fn get_declaration(
+        &self,
+        tenant: &str,
+        agent: &str,
+        key: &str,
+    ) -> StoreResult<Option<Declaration>> {
+        Ok(self.lock().declarations.get(tenant, agent, key))
+    }
+
+    async fn delete_declaration(&self, tenant: &str, agent: &str, key: &str) -> StoreResult<bool> {
+        Ok(self.lock().declarations.delete(tenant, agent, key))
     }
 }

@@ -6,6 +6,7 @@
 //! connection's `search_path`: tests use it to get a fresh, disposable store per run; deployments can use
 //! it to share a database with other applications.
 
+mod declarations;
 mod log;
 mod rows;
 mod service;
@@ -23,8 +24,8 @@ use sqlx::{AssertSqlSafe, Connection, PgConnection};
 
 use super::sql_error::{self, map};
 use super::{
-    Approval, ContinuityEntry, EventRecord, FinalizeRequest, Lease, NewEvent, Page, Query, Record,
-    RetentionPolicy, RunRecord, RunState, StoreError, StoreResult, ThreadStore,
+    Approval, ContinuityEntry, Declaration, EventRecord, FinalizeRequest, Lease, NewEvent, Page, Query,
+    Record, RetentionPolicy, RunRecord, RunState, StoreError, StoreResult, ThreadStore,
 };
 
 /// The migrations compiled into this build.
@@ -277,5 +278,22 @@ impl ThreadStore for PostgresStore {
         only_pending: bool,
     ) -> StoreResult<Vec<Approval>> {
         service::list_approvals(&self.pool, tenant, run_id, only_pending).await
+    }
+
+    async fn put_declaration(&self, declaration: &Declaration) -> StoreResult<()> {
+        declarations::put(&self.pool, declaration).await
+    }
+
+    async fn get_declaration(
+        &self,
+        tenant: &str,
+        agent: &str,
+        key: &str,
+    ) -> StoreResult<Option<Declaration>> {
+        declarations::get(&self.pool, tenant, agent, key).await
+    }
+
+    async fn delete_declaration(&self, tenant: &str, agent: &str, key: &str) -> StoreResult<bool> {
+        declarations::delete(&self.pool, tenant, agent, key).await
     }
 }

@@ -10,6 +10,7 @@
 //! `synchronous = NORMAL`: in WAL mode a committed transaction survives a process crash (`kill -9`); only
 //! an operating-system crash or power loss can lose the last commits.
 
+mod declarations;
 mod log;
 mod rows;
 mod service;
@@ -29,8 +30,8 @@ use sqlx::{Sqlite, Transaction};
 
 use super::sql_error::{self, map};
 use super::{
-    Approval, ContinuityEntry, EventRecord, FinalizeRequest, Lease, NewEvent, Page, Query, Record,
-    RetentionPolicy, RunRecord, RunState, StoreError, StoreResult, ThreadStore,
+    Approval, ContinuityEntry, Declaration, EventRecord, FinalizeRequest, Lease, NewEvent, Page, Query,
+    Record, RetentionPolicy, RunRecord, RunState, StoreError, StoreResult, ThreadStore,
 };
 
 /// The migrations compiled into this build.
@@ -278,5 +279,22 @@ impl ThreadStore for SqliteStore {
         only_pending: bool,
     ) -> StoreResult<Vec<Approval>> {
         service::list_approvals(&self.reader, tenant, run_id, only_pending).await
+    }
+
+    async fn put_declaration(&self, declaration: &Declaration) -> StoreResult<()> {
+        declarations::put(&self.writer, declaration).await
+    }
+
+    async fn get_declaration(
+        &self,
+        tenant: &str,
+        agent: &str,
+        key: &str,
+    ) -> StoreResult<Option<Declaration>> {
+        declarations::get(&self.reader, tenant, agent, key).await
+    }
+
+    async fn delete_declaration(&self, tenant: &str, agent: &str, key: &str) -> StoreResult<bool> {
+        declarations::delete(&self.writer, tenant, agent, key).await
     }
 }

@@ -10,8 +10,8 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use crate::store::{
-    Approval, ContinuityEntry, EventRecord, FinalizeRequest, Lease, NewEvent, Page, Query, Record,
-    RetentionPolicy, RunRecord, RunState, StoreError, StoreResult, ThreadStore,
+    Approval, ContinuityEntry, Declaration, EventRecord, FinalizeRequest, Lease, NewEvent, Page, Query,
+    Record, RetentionPolicy, RunRecord, RunState, StoreError, StoreResult, ThreadStore,
 };
 
 /// The bug to inject.
@@ -226,6 +226,22 @@ impl ThreadStore for Faulty {
         only_pending: bool,
     ) -> StoreResult<Vec<Approval>> {
         self.inner.list_approvals(tenant, run_id, only_pending).await
+    }
+    async fn put_declaration(&self, declaration: &Declaration) -> StoreResult<()> {
+        self.inner.put_declaration(declaration).await
+    }
+
+    async fn get_declaration(
+        &self,
+        tenant: &str,
+        agent: &str,
+        key: &str,
+    ) -> StoreResult<Option<Declaration>> {
+        self.inner.get_declaration(tenant, agent, key).await
+    }
+
+    async fn delete_declaration(&self, tenant: &str, agent: &str, key: &str) -> StoreResult<bool> {
+        self.inner.delete_declaration(tenant, agent, key).await
     }
 }
 

@@ -1,4 +1,4 @@
-//! Store story clauses STORE-16 … STORE-18: approvals and runs.
+//! Store story clauses STORE-16 … STORE-19: approvals, runs and thread declarations.
 
 use std::time::Duration;
 
@@ -6,7 +6,9 @@ use chrono::TimeDelta;
 use serde_json::json;
 
 use super::{Kit, ensure, err, ok};
-use crate::store::{Approval, ApprovalState, Page, RunRecord, RunState, StoreError, micros, now};
+use crate::store::{
+    Approval, ApprovalState, Declaration, Page, RunRecord, RunState, StoreError, micros, now,
+};
 
 fn approval(tenant: &str, run: &str, id: &str, deadline_in: TimeDelta) -> Approval {
     Approval {
@@ -289,5 +291,98 @@ pub(super) async fn runs(kit: &Kit) {
     let again = ok(C, "mark_interrupted again", store.mark_interrupted(&rep1).await);
     ensure(C, again == 0, || {
         format!("a second mark_interrupted changed {again} runs")
+    });
+}
+
+/// STORE-19: a declaration round-trips every field (JSON defaults exactly), its `(tenant, agent, key)` is
+/// unique, another tenant or agent does not see it, and delete removes it once.
+pub(super) async fn declarations(kit: &Kit) {
+    const C: &str = "STORE-19 (thread declarations)";
+    let store = &kit.store;
+    let tenant = kit.name("decl");
+    let declared = Declaration {
+        tenant: tenant.clone(),
+        agent: "reference".to_owned(),
+        key: "thr \u{1F9F5} 1".to_owned(),
+        defaults: json!({"model": "m-1", "metadata": {"a": "b"}, "approvals": null}),
+        forked_from: Some("parent".to_owned()),
+        created_at: micros(now()),
+    };
+    ok(C, "put", store.put_declaration(&declared).await);
+    let got = ok(
+        C,
+        "get",
+        store.get_declaration(&tenant, "reference", &declared.key).await,
+    );
+    ensure(C, got.as_ref() == Some(&declared), || {
+        format!("round trip changed the declaration: {got:?} != {declared:?}")
+    });
+    err(
+        C,
+        "a second put of the same key",
+        store.put_declaration(&declared).await,
+        |e| matches!(e, StoreError::AlreadyExists { .. }),
+    );
+    let other_tenant = kit.name("decl-other");
+    for (t, a) in [
+        (other_tenant.as_str(), "reference"),
+        (tenant.as_str(), "other-agent"),
+    ] {
+        let seen = ok(
+            C,
+            "get elsewhere",
+            store.get_declaration(t, a, &declared.key).await,
+        );
+        ensure(C, seen.is_none(), || {
+            format!("tenant {t:?} / agent {a:?} sees another's declaration")
+        });
+    }
+    let elsewhere = Declaration {
+        tenant: other_tenant.clone(),
+        forked_from: None,
+        ..declared.clone()
+    };
+    ok(
+        C,
+        "the same key for another tenant",
+        store.put_declaration(&elsewhere).await,
+    );
+    ensure(
+        C,
+        ok(
+            C,
+            "delete",
+            store
+                .delete_declaration(&tenant, "reference", &declared.key)
+                .await,
+        ),
+        || "delete of an existing declaration reported nothing deleted".into(),
+    );
+    ensure(
+        C,
+        !ok(
+            C,
+            "delete again",
+            store
+                .delete_declaration(&tenant, "reference", &declared.key)
+                .await,
+        ),
+        || "a second delete reported a deletion".into(),
+    );
+    let gone = ok(
+        C,
+        "get after delete",
+        store.get_declaration(&tenant, "reference", &declared.key).await,
+    );
+    ensure(C, gone.is_none(), || "the declaration survived its delete".into());
+    let kept = ok(
+        C,
+        "get the other tenant's",
+        store
+            .get_declaration(&other_tenant, "reference", &declared.key)
+            .await,
+    );
+    ensure(C, kept == Some(elsewhere), || {
+        "deleting one tenant's declaration touched another's".into()
     });
 }

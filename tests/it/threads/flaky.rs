@@ -130,4 +130,20 @@ impl ThreadStore for Flaky {
     async fn list_approvals(&self, t: &str, r: &str, p: bool) -> StoreResult<Vec<Approval>> {
         self.inner.list_approvals(t, r, p).await
     }
+    async fn put_declaration(&self, declaration: &Declaration) -> StoreResult<()> {
+        self.inner.put_declaration(declaration).await
+    }
+
+    async fn get_declaration(
+        &self,
+        tenant: &str,
+        agent: &str,
+        key: &str,
+    ) -> StoreResult<Option<Declaration>> {
+        self.inner.get_declaration(tenant, agent, key).await
+    }
+
+    async fn delete_declaration(&self, tenant: &str, agent: &str, key: &str) -> StoreResult<bool> {
+        self.inner.delete_declaration(tenant, agent, key).await
+    }
 }
