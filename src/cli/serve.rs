@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use agent_adaptor::server::{AgentSpec, BusyPolicy, FileConfig, Server, ServerConfig};
+use agent_adaptor::server::{AgentSpec, BusyPolicy, FileConfig, LogFormat, Server, ServerConfig, telemetry};
 use clap::Args;
 
 /// Arguments of `serve`. Flags (and their environment variables) override the `--config` file, which
@@ -52,6 +52,15 @@ pub struct ServeArgs {
     /// Seconds graceful shutdown waits for runs (default 10).
     #[arg(long)]
     shutdown_grace_secs: Option<u64>,
+    /// Unauthenticated requests per second per client IP (dev mode, failed authentication); off by default.
+    #[arg(long, env = "AGENT_ADAPTOR_IP_RATE_LIMIT")]
+    ip_rate_limit: Option<f64>,
+    /// Burst of the per-IP limit (default: one second's worth).
+    #[arg(long, env = "AGENT_ADAPTOR_IP_BURST")]
+    ip_burst: Option<u32>,
+    /// Log lines on stderr as `text` (default) or `json`; `RUST_LOG` filters them (default `info`).
+    #[arg(long, env = "AGENT_ADAPTOR_LOG_FORMAT", value_parser = ["text", "json"])]
+    log_format: Option<String>,
 }
 
 fn data_dir(args: &ServeArgs) -> PathBuf {
@@ -117,6 +126,15 @@ fn config(args: &ServeArgs) -> Result<ServerConfig, String> {
     if let Some(s) = args.shutdown_grace_secs {
         config.shutdown_grace = Duration::from_secs(s);
     }
+    if let Some(r) = args.ip_rate_limit {
+        config.ip_limits.requests_per_second = Some(r);
+    }
+    if let Some(b) = args.ip_burst {
+        config.ip_limits.burst = Some(b);
+    }
+    if let Some(f) = args.log_format.as_deref() {
+        config.log_format = f.parse::<LogFormat>()?;
+    }
     Ok(config)
 }
 
@@ -151,6 +169,8 @@ pub async fn serve(args: ServeArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    let config_format = config.log_format;
+    telemetry::init(config_format);
     let store_url = config.store_url.clone();
     let tenants = config.tenants.len();
     let server = match Server::start(config).await {
@@ -167,26 +187,43 @@ pub async fn serve(args: ServeArgs) -> ExitCode {
         .map(|a| format!("{} ({})", a.name, a.provider))
         .collect();
     println!("agent-adaptor listening on {}", server.url());
-    eprintln!("agent-adaptor: store {}", redact_url(&store_url));
-    eprintln!("agent-adaptor: agents {}", agents.join(", "));
+    let json = config_format == LogFormat::Json;
+    note(json, &format!("store {}", redact_url(&store_url)));
+    note(json, &format!("agents {}", agents.join(", ")));
     if tenants == 0 {
-        eprintln!("agent-adaptor: no API keys configured: dev mode, every request is tenant \"default\"");
+        note(
+            json,
+            "no API keys configured: dev mode, every request is tenant \"default\"",
+        );
     } else {
-        eprintln!("agent-adaptor: {tenants} tenant(s); /v1 requires an API key");
+        note(json, &format!("{tenants} tenant(s); /v1 requires an API key"));
     }
-    eprintln!(
-        "agent-adaptor: AG-UI at {url}/v1/agents/<agent>/agui, REST at {url}/v1, health at {url}/healthz",
-        url = server.url()
+    note(
+        json,
+        &format!(
+            "AG-UI at {url}/v1/agents/<agent>/agui, REST at {url}/v1, health at {url}/healthz",
+            url = server.url()
+        ),
     );
     match server.run_until(terminate()).await {
         Ok(()) => {
-            eprintln!("agent-adaptor: stopped");
+            note(json, "stopped");
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("agent-adaptor: shutdown: {e}");
+            note(json, &format!("shutdown: {e}"));
             ExitCode::from(1)
         }
+    }
+}
+
+/// A startup or shutdown note on stderr: a log event in JSON mode (so every line parses), else a plain
+/// `agent-adaptor: …` line.
+fn note(json: bool, message: &str) {
+    if json {
+        tracing::info!("{message}");
+    } else {
+        eprintln!("agent-adaptor: {message}");
     }
 }
 

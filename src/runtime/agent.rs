@@ -333,7 +333,10 @@ impl Agent {
             hosted,
             skills,
         };
-        inner.tracker.spawn(exec.run());
+        // In the caller's span (a host's run span), so the execution's logs carry it.
+        inner
+            .tracker
+            .spawn(tracing::Instrument::in_current_span(exec.run()));
         Stream {
             shared: Arc::new(stream::Shared {
                 run_id,

@@ -7,14 +7,17 @@
 //!
 //! [`guard`] is the middleware on every `/v1/*` route: it resolves the tenant (401 with the JSON error
 //! shape and a `WWW-Authenticate` challenge when the key is missing or unknown), applies the tenant's
-//! request-rate limit (429), and stores the [`Tenant`] in the request's extensions. Handlers take the
+//! request-rate limit (429), and stores the [`Tenant`] in the request's extensions. Unauthenticated
+//! traffic — every request in dev mode, and a request that fails authentication — is charged to its
+//! client address first ([`super::ip_limits`], 429 before the 401). Handlers take the
 //! [`Tenant`] extractor. With no key configured the service is in dev mode: every request is tenant
 //! [`DEFAULT_TENANT`](crate::runtime::DEFAULT_TENANT) and `Server::start` keeps the loopback-only rule.
 
 use std::collections::BTreeSet;
+use std::net::SocketAddr;
 use std::sync::Arc;
 
-use axum::extract::{FromRequestParts, Request, State};
+use axum::extract::{ConnectInfo, FromRequestParts, Request, State};
 use axum::http::HeaderMap;
 use axum::http::request::Parts;
 use axum::middleware::Next;
@@ -220,10 +223,30 @@ impl FromRequestParts<Arc<AppState>> for Tenant {
 /// The middleware of every `/v1/*` route: authenticate (401), rate-limit the tenant (429), then hand the
 /// [`Tenant`] to the handler.
 pub async fn guard(State(state): State<Arc<AppState>>, mut req: Request, next: Next) -> Response {
+    // Unauthenticated traffic (dev mode, or a failed authentication) is limited per client address.
+    let client = req
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|c| c.0.ip());
+    let by_ip = |state: &AppState| match client {
+        Some(ip) => state.ip_limits.admit(ip),
+        None => Ok(()),
+    };
     let tenant = match state.auth.resolve(req.headers()) {
         Ok(t) => t,
-        Err(e) => return e.into_response(),
+        Err(e) => {
+            return match by_ip(&state) {
+                Err(limited) => limited.into_response(),
+                Ok(()) => e.into_response(),
+            };
+        }
     };
+    if !state.auth.enabled()
+        && let Err(limited) = by_ip(&state)
+    {
+        return limited.into_response();
+    }
+    super::telemetry::record_tenant(tenant.as_str());
     if let Err(e) = state.limits.admit_request(tenant.as_str()) {
         return e.into_response();
     }

@@ -42,14 +42,7 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for JsonBody<T> {
                 "expected Content-Type: application/json",
             ));
         }
-        let bytes = Bytes::from_request(req, state).await.map_err(|e| {
-            let code = if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
-                "body_too_large"
-            } else {
-                "unreadable_body"
-            };
-            ApiError::new(e.status(), code, e.body_text())
-        })?;
+        let bytes = Bytes::from_request(req, state).await?;
         let bytes = if bytes.iter().all(u8::is_ascii_whitespace) {
             Bytes::from_static(b"{}")
         } else {

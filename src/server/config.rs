@@ -8,8 +8,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::auth::TenantSpec;
+use super::ip_limits::IpLimits;
 use super::limits::Limits;
 use super::retention::RetentionSettings;
+use super::telemetry::LogFormat;
 use crate::recorder::ExposurePolicy;
 
 /// One agent the service offers: a name in the URL, the provider that drives it and its configuration.
@@ -94,6 +96,10 @@ pub struct ServerConfig {
     pub limits: Limits,
     /// The retention of the run event log, enforced by a background task.
     pub retention: RetentionSettings,
+    /// The per-client-IP limit of unauthenticated requests (off by default).
+    pub ip_limits: IpLimits,
+    /// How `serve` writes its logs (the library never installs a subscriber itself).
+    pub log_format: LogFormat,
 }
 
 impl Default for ServerConfig {
@@ -115,6 +121,8 @@ impl Default for ServerConfig {
             tenants: Vec::new(),
             limits: Limits::default(),
             retention: RetentionSettings::default(),
+            ip_limits: IpLimits::default(),
+            log_format: LogFormat::Text,
         }
     }
 }

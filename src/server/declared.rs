@@ -2,16 +2,18 @@
 //! runs inherit: run defaults (model, metadata, approval policy) and, for a fork, the parent whose checkpoint
 //! the first run starts from.
 //!
-//! Declarations live in this process: the store gets a thread's record at its first successful run (that is
-//! when a provider session exists to checkpoint). A declared thread that never ran is forgotten by a
-//! restart, and so are a thread's run defaults; a fork whose first run succeeded is an ordinary thread.
+//! Declarations are kept in the store ([`crate::store::Declaration`], keyed by tenant, agent and key), so a
+//! thread declared but not yet run survives a restart with its defaults; the thread's record appears at its
+//! first successful run (that is when a provider session exists to checkpoint). A declaration stays until
+//! the thread is archived, so the defaults keep applying to later runs.
 
-use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 
+use super::error::ApiError;
 use super::views::ThreadDefaults;
+use crate::store::{Declaration, StoreError, ThreadStore};
 
 /// One declared thread.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,44 +26,86 @@ pub struct Declared {
     pub created_at: DateTime<Utc>,
 }
 
-/// The declared threads of this process, by `(tenant, agent, key)`.
-#[derive(Debug, Default)]
+/// The declared threads, by `(tenant, agent, key)`, in the store.
+#[derive(Clone)]
 pub struct DeclaredThreads {
-    map: Mutex<HashMap<(String, String, String), Declared>>,
+    store: Arc<dyn ThreadStore>,
 }
 
-fn id(tenant: &str, agent: &str, key: &str) -> (String, String, String) {
-    (tenant.to_owned(), agent.to_owned(), key.to_owned())
+impl std::fmt::Debug for DeclaredThreads {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeclaredThreads")
+            .field("store", &self.store.backend())
+            .finish()
+    }
+}
+
+fn from_store(d: Declaration) -> Result<Declared, ApiError> {
+    let defaults = serde_json::from_value(d.defaults).map_err(|e| {
+        ApiError::store_failure(format!(
+            "the stored defaults of thread {:?} are unreadable: {e}",
+            d.key
+        ))
+    })?;
+    Ok(Declared {
+        defaults,
+        forked_from: d.forked_from,
+        created_at: d.created_at,
+    })
 }
 
 impl DeclaredThreads {
-    /// The declaration of a thread.
-    pub fn get(&self, tenant: &str, agent: &str, key: &str) -> Option<Declared> {
-        self.map
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(&id(tenant, agent, key))
-            .cloned()
+    /// Declarations kept in `store`.
+    pub fn new(store: Arc<dyn ThreadStore>) -> Self {
+        DeclaredThreads { store }
     }
 
-    /// Declares a thread unless it is declared already; `Err` carries the existing declaration.
-    pub fn insert_new(&self, tenant: &str, agent: &str, key: &str, decl: Declared) -> Result<(), Declared> {
-        let mut map = self.map.lock().unwrap_or_else(|p| p.into_inner());
-        match map.get(&id(tenant, agent, key)) {
-            Some(existing) => Err(existing.clone()),
-            None => {
-                map.insert(id(tenant, agent, key), decl);
-                Ok(())
-            }
+    /// The declaration of a thread.
+    pub async fn get(&self, tenant: &str, agent: &str, key: &str) -> Result<Option<Declared>, ApiError> {
+        self.store
+            .get_declaration(tenant, agent, key)
+            .await
+            .map_err(ApiError::store)?
+            .map(from_store)
+            .transpose()
+    }
+
+    /// Declares a thread unless it is declared already; the inner `Err` carries the existing declaration.
+    pub async fn insert_new(
+        &self,
+        tenant: &str,
+        agent: &str,
+        key: &str,
+        decl: Declared,
+    ) -> Result<Result<(), Declared>, ApiError> {
+        let row = Declaration {
+            tenant: tenant.to_owned(),
+            agent: agent.to_owned(),
+            key: key.to_owned(),
+            defaults: serde_json::to_value(&decl.defaults)
+                .map_err(|e| ApiError::store_failure(e.to_string()))?,
+            forked_from: decl.forked_from,
+            created_at: decl.created_at,
+        };
+        match self.store.put_declaration(&row).await {
+            Ok(()) => Ok(Ok(())),
+            Err(StoreError::AlreadyExists { .. }) => match self.get(tenant, agent, key).await? {
+                Some(existing) => Ok(Err(existing)),
+                // Deleted in between: the key is free again, so try once more.
+                None => match self.store.put_declaration(&row).await {
+                    Ok(()) => Ok(Ok(())),
+                    Err(e) => Err(ApiError::store(e)),
+                },
+            },
+            Err(e) => Err(ApiError::store(e)),
         }
     }
 
     /// Forgets a declaration (archive); true when there was one.
-    pub fn remove(&self, tenant: &str, agent: &str, key: &str) -> bool {
-        self.map
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(&id(tenant, agent, key))
-            .is_some()
+    pub async fn remove(&self, tenant: &str, agent: &str, key: &str) -> Result<bool, ApiError> {
+        self.store
+            .delete_declaration(tenant, agent, key)
+            .await
+            .map_err(ApiError::store)
     }
 }

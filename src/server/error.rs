@@ -98,12 +98,22 @@ impl ApiError {
                 err.retry_after = Some(1);
                 err
             }
-            other => ApiError::new(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "store_error",
-                other.to_string(),
-            ),
+            other => ApiError::store_failure(other.to_string()),
         }
+    }
+
+    /// 500 `store_error`: the store failed or holds something unreadable.
+    pub fn store_failure(message: impl Into<String>) -> Self {
+        ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "store_error", message)
+    }
+
+    /// 405 `method_not_allowed`: the route exists, not with this method.
+    pub fn method_not_allowed() -> Self {
+        ApiError::new(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "method_not_allowed",
+            "this route does not answer this method",
+        )
     }
 
     /// An approval answer refused: duplicate 409, expired 410, wrong kind 422, no responder 409.

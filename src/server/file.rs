@@ -14,7 +14,9 @@ use serde::{Deserialize, Deserializer};
 
 use super::auth::{AuthConfigError, TenantSpec};
 use super::config::{AgentSpec, BusyPolicy, ServerConfig};
+use super::ip_limits::IpLimits;
 use super::limits::Limits;
+use super::telemetry::LogFormat;
 
 /// Why a configuration file is unusable.
 #[derive(Debug, thiserror::Error)]
@@ -172,6 +174,12 @@ pub struct FileConfig {
     /// Event-log retention.
     #[serde(default)]
     pub retention: Option<RetentionFile>,
+    /// The per-client-IP limit of unauthenticated requests (`[ip_limits]`).
+    #[serde(default)]
+    pub ip_limits: Option<IpLimits>,
+    /// Log lines as `text` (default) or `json`.
+    #[serde(default)]
+    pub log_format: Option<LogFormat>,
 }
 
 impl FileConfig {
@@ -227,6 +235,13 @@ impl FileConfig {
                 return Err(invalid("keep_alive", "must be positive"));
             }
             base.keep_alive = v.0;
+        }
+        if let Some(v) = self.ip_limits {
+            v.validate().map_err(|m| invalid("ip_limits", m))?;
+            base.ip_limits = v;
+        }
+        if let Some(v) = self.log_format {
+            base.log_format = v;
         }
         if let Some(v) = self.body_limit {
             base.body_limit = v;

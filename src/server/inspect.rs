@@ -9,7 +9,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Json;
-use axum::extract::{Path, Query, State};
+use axum::extract::State;
+
+use super::extract::{Path, Query};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 

@@ -7,6 +7,7 @@
 //! | `file` | the TOML configuration file (`serve --config`) |
 //! | `auth` | tenants, hashed API keys, the [`Tenant`] extractor and the `/v1` guard (401, rate limit) |
 //! | `limits` | per-tenant limits: concurrent runs and request rate (429 + `Retry-After`) |
+//! | `ip_limits` | per-client-IP request rate of unauthenticated traffic, in a bounded table |
 //! | `retention` | the background task that applies the event-log retention policy |
 //! | `agents` | building agents from specs and discovering CLIs (adding a provider = one match arm) |
 //! | `runs` | the run registry, the per-run pump recording events, live approvals |
@@ -20,7 +21,9 @@
 //! | `views` | every response body as a `Serialize + ToSchema` type |
 //! | `sse` | SSE framing, replay and live follow |
 //! | `body`, `error` | strict JSON bodies and the one JSON error shape |
+//! | `extract` | `Query`, `Path` and raw-body extractors whose rejections are that JSON error shape |
 //! | `openapi` | the OpenAPI 3.1 document (`/openapi.json`) and the docs page (`/docs`) |
+//! | `telemetry` | request and run spans, the log subscriber (text or JSON lines, `RUST_LOG`) |
 //!
 //! [`Server::start`] binds, opens the store, builds the agents and serves until
 //! [`RunningServer::shutdown`]: stop accepting, end SSE streams with a terminal event, cancel runs and wait
@@ -33,8 +36,10 @@ mod body;
 pub mod config;
 pub mod declared;
 pub mod error;
+mod extract;
 pub mod file;
 mod inspect;
+pub mod ip_limits;
 pub mod limits;
 pub mod openapi;
 pub mod playground;
@@ -43,6 +48,7 @@ pub mod retention;
 pub mod runs;
 mod sse;
 pub mod standby;
+pub mod telemetry;
 mod threads;
 pub mod views;
 
@@ -60,17 +66,21 @@ use standby::Standbys;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tower_http::cors::{AllowOrigin, Any, CorsLayer};
+use tower_http::trace::TraceLayer;
 
 pub use agents::{AgentEntry, AgentError, Agents};
 pub use auth::{AuthConfigError, Tenant, TenantSpec};
 pub use config::{AgentSpec, BusyPolicy, ServerConfig};
 pub use error::ApiError;
 pub use file::{ConfigError, FileConfig};
+pub use ip_limits::IpLimits;
 pub use limits::Limits;
 pub use retention::RetentionSettings;
+pub use telemetry::LogFormat;
 
 use crate::store::{StoreError, ThreadStore};
 use auth::Auth;
+use ip_limits::IpLimiter;
 use limits::Limiter;
 use retention::RetentionMetrics;
 use runs::RunRegistry;
@@ -129,6 +139,8 @@ pub struct AppState {
     pub auth: Auth,
     /// The per-tenant limits.
     pub limits: Arc<Limiter>,
+    /// The per-IP limit of unauthenticated requests.
+    pub ip_limits: IpLimiter,
     /// What the retention task did.
     pub retention: Arc<RetentionMetrics>,
 }
@@ -225,7 +237,13 @@ pub fn router(state: Arc<AppState>) -> Router {
         .merge(v1)
         .merge(openapi::routes())
         .fallback(|| async { ApiError::not_found("no such route") })
+        .method_not_allowed_fallback(|| async { ApiError::method_not_allowed() })
         .layer(DefaultBodyLimit::max(limit))
+        .layer(
+            TraceLayer::new_for_http()
+                .make_span_with(telemetry::make_span)
+                .on_response(telemetry::on_response),
+        )
         .with_state(state);
     match cors {
         Some(c) => r.layer(c),
@@ -240,6 +258,7 @@ impl Server {
         for l in std::iter::once(&config.limits).chain(config.tenants.iter().map(|t| &t.limits)) {
             l.validate().map_err(ServerError::Config)?;
         }
+        config.ip_limits.validate().map_err(ServerError::Config)?;
         if !auth.enabled() && !config.bind.ip().is_loopback() && !config.allow_remote_without_auth {
             return Err(ServerError::InsecureBind(config.bind));
         }
@@ -256,16 +275,19 @@ impl Server {
             addr: config.bind,
             source,
         })?;
+        let declared = DeclaredThreads::new(store.clone());
+        let config_ip_limits = config.ip_limits;
         let state = Arc::new(AppState {
             config,
             agents,
             store,
             runs: Arc::new(RunRegistry::default()),
-            declared: DeclaredThreads::default(),
+            declared,
             standbys: Standbys::default(),
             shutdown: CancellationToken::new(),
             auth,
             limits,
+            ip_limits: IpLimiter::new(config_ip_limits),
             retention: Arc::new(RetentionMetrics::default()),
         });
         let retention = retention::spawn(
@@ -277,7 +299,7 @@ impl Server {
         let app = router(state.clone());
         let token = state.shutdown.clone();
         let task = tokio::spawn(async move {
-            axum::serve(listener, app)
+            axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>())
                 .with_graceful_shutdown(token.cancelled_owned())
                 .await
         });

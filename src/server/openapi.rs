@@ -140,6 +140,7 @@ impl utoipa::Modify for Security {
                 &mut item.patch,
             ];
             for op in ops.into_iter().flatten() {
+                bad_request(op);
                 op.security = Some(security.clone());
                 op.responses
                     .responses
@@ -148,6 +149,51 @@ impl utoipa::Modify for Security {
                     .responses
                     .insert("429".into(), too_many.clone().into());
             }
+        }
+    }
+}
+
+/// Documents the `400` of [`super::extract`]: `invalid_path` on every operation with path parameters,
+/// `invalid_query` on those with query parameters, merged into an existing `400` (`invalid_json`).
+fn bad_request(op: &mut utoipa::openapi::path::Operation) {
+    use utoipa::openapi::path::ParameterIn;
+    use utoipa::openapi::{ContentBuilder, Ref, RefOr, ResponseBuilder};
+
+    let params = op.parameters.as_deref().unwrap_or_default();
+    let has = |at: ParameterIn| {
+        params
+            .iter()
+            .any(|p| matches!(p, RefOr::T(p) if p.parameter_in == at))
+    };
+    let mut codes = Vec::new();
+    if has(ParameterIn::Path) {
+        codes.push("invalid_path: a path segment is malformed (e.g. not UTF-8)");
+    }
+    if has(ParameterIn::Query) {
+        codes.push(
+            "invalid_query: the query string is malformed or has an unknown parameter (`field` names it)",
+        );
+    }
+    if codes.is_empty() {
+        return;
+    }
+    let extra = codes.join("; ");
+    match op.responses.responses.get_mut("400") {
+        Some(RefOr::T(existing)) => {
+            existing.description = format!("{}; {extra}", existing.description);
+        }
+        Some(RefOr::Ref(_)) => {}
+        None => {
+            let response = ResponseBuilder::new()
+                .description(extra)
+                .content(
+                    "application/json",
+                    ContentBuilder::new()
+                        .schema(Some(Ref::from_schema_name("ErrorBody")))
+                        .build(),
+                )
+                .build();
+            op.responses.responses.insert("400".into(), response.into());
         }
     }
 }

@@ -7,7 +7,9 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use axum::Json;
-use axum::extract::{Path, Query, State};
+use axum::extract::State;
+
+use super::extract::{Path, Query};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
@@ -205,17 +207,12 @@ async fn start(
                 "a Standby owns this thread: send through its standby route",
             ));
         }
-        if let Some(decl) = state.declared.get(tenant.as_str(), agent, k) {
+        if let Some(decl) = state.declared.get(tenant.as_str(), agent, k).await? {
             body.inherit(&decl.defaults);
             // A fork starts from its parent until its own first run persisted a checkpoint.
             if decl.forked_from.is_some()
-                && a.agent
-                    .thread(k)
-                    .checkpoint(tenant.as_str())
-                    .await
-                    .map_err(|e| {
-                        ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "store_error", e.to_string())
-                    })?
+                && super::threads::checkpoint_of(a, tenant.as_str(), k)
+                    .await?
                     .is_none()
             {
                 fork_of = decl.forked_from;
@@ -421,11 +418,7 @@ pub async fn list_approvals(
         .map(|a| {
             let pending = a.state == ApprovalState::Pending;
             let mut view: ApprovalView = serde_json::from_value(a.payload).map_err(|e| {
-                ApiError::new(
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    "store_error",
-                    format!("a stored approval of run {run_id:?} is unreadable: {e}"),
-                )
+                ApiError::store_failure(format!("a stored approval of run {run_id:?} is unreadable: {e}"))
             })?;
             view.pending = pending;
             Ok(view)

@@ -19,6 +19,7 @@ use futures::{FutureExt, StreamExt};
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, watch};
 use tokio_util::task::TaskTracker;
+use tracing::Instrument;
 
 use super::agents::AgentEntry;
 use super::error::ApiError;
@@ -253,13 +254,16 @@ impl RunRegistry {
                 ..Default::default()
             });
         }
-        let stream = match &req.thread_key {
+        // The execution is spawned inside the run span, so driver and runtime logs of the run carry it.
+        let span = super::telemetry::run_span(&req.agent.name, req.thread_key.as_deref(), req.tenant);
+        let stream = span.in_scope(|| match &req.thread_key {
             Some(k) => match &req.fork_of {
                 Some(parent) => req.agent.agent.thread(parent).fork(k).send(&req.prompt, options),
                 None => req.agent.agent.thread(k).send(&req.prompt, options),
             },
             None => req.agent.agent.send(&req.prompt, options),
-        };
+        });
+        span.record("run_id", stream.run_id());
         if stream.run_id().is_empty() {
             release(self);
             let err = stream.result().await.err().map(|e| e.info());
@@ -320,7 +324,8 @@ impl RunRegistry {
             slot: req.slot,
         };
         self.metrics.started.fetch_add(1, Ordering::Relaxed);
-        self.tracker.spawn(pump.run());
+        span.in_scope(|| tracing::info!("run started"));
+        self.tracker.spawn(pump.run().instrument(span));
         Ok(entry)
     }
 }
@@ -407,6 +412,7 @@ impl Pump {
         }
         let outcome = entry.stream.result().await;
         let (state, result, error) = outcome_state(&outcome);
+        tracing::info!(state = ?state, "run finished");
         if let Err(e) = self
             .store
             .update_run_state(&entry.run_id, state, result, error)

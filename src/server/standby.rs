@@ -15,7 +15,9 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use axum::Json;
-use axum::extract::{Path, Query, State};
+use axum::extract::State;
+
+use super::extract::{Path, Query};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
@@ -60,6 +62,11 @@ impl std::fmt::Debug for StandbyEntry {
 }
 
 impl StandbyEntry {
+    /// The runtime's Standby handle.
+    pub fn standby(&self) -> &Standby {
+        &self.standby
+    }
+
     fn view(&self) -> StandbyView {
         let log = self.log.read().unwrap_or_else(|p| p.into_inner());
         StandbyView {

@@ -10,7 +10,9 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use axum::Json;
-use axum::extract::{Path, Query, State};
+use axum::extract::State;
+
+use super::extract::{Path, Query};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
@@ -52,13 +54,21 @@ pub fn check_key(field: &str, key: &str) -> Result<(), ApiError> {
     Ok(())
 }
 
-async fn checkpoint(a: &AgentEntry, tenant: &str, key: &str) -> Result<Option<CheckpointView>, ApiError> {
-    let c = a
-        .agent
+/// The checkpoint of thread `key` of `tenant` on agent `a`; a store failure is 500 `store_error`.
+pub async fn checkpoint_of(
+    a: &AgentEntry,
+    tenant: &str,
+    key: &str,
+) -> Result<Option<crate::runtime::CheckpointInfo>, ApiError> {
+    a.agent
         .thread(key)
         .checkpoint(tenant)
         .await
-        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "store_error", e.to_string()))?;
+        .map_err(|e| ApiError::store_failure(e.to_string()))
+}
+
+async fn checkpoint(a: &AgentEntry, tenant: &str, key: &str) -> Result<Option<CheckpointView>, ApiError> {
+    let c = checkpoint_of(a, tenant, key).await?;
     Ok(c.map(|c| CheckpointView {
         record_id: c.record_id,
         resume_id: c.resume_id,
@@ -81,7 +91,7 @@ async fn view(
         .runs
         .active_on(tenant, &a.name, key)
         .map(|e| e.run_id.clone());
-    let declared = state.declared.get(tenant, &a.name, key);
+    let declared = state.declared.get(tenant, &a.name, key).await?;
     let standby = state.standbys.is_live(tenant, &a.name, key);
     if checkpoint.is_none() && active_run.is_none() && declared.is_none() && !standby {
         return Ok(None);
@@ -181,11 +191,13 @@ pub async fn create(
         None => state
             .declared
             .insert_new(tenant.as_str(), &a.name, &key, decl.clone())
+            .await?
             .err(),
         Some(_) => Some(
             state
                 .declared
                 .get(tenant.as_str(), &a.name, &key)
+                .await?
                 .unwrap_or(Declared {
                     defaults: ThreadDefaults::default(),
                     ..decl.clone()
@@ -274,6 +286,7 @@ pub async fn fork(
         defaults: state
             .declared
             .get(tenant.as_str(), &a.name, &parent)
+            .await?
             .map(|d| d.defaults)
             .unwrap_or_default(),
         forked_from: Some(parent),
@@ -282,6 +295,7 @@ pub async fn fork(
     state
         .declared
         .insert_new(tenant.as_str(), &a.name, &key, decl)
+        .await?
         .map_err(|_| taken())?;
     let v = view(&state, a, tenant.as_str(), &key)
         .await?
@@ -306,7 +320,7 @@ pub async fn archive(
             "a run or a Standby is active on this thread",
         ));
     }
-    let declared = state.declared.remove(tenant.as_str(), &name, &key);
+    let declared = state.declared.remove(tenant.as_str(), &name, &key).await?;
     match state.store.archive(tenant.as_str(), &key).await {
         Ok(r) => Ok(Json(ArchivedThread {
             key: r.key,
@@ -370,14 +384,7 @@ async fn exists(
     if state.runs.active_on(tenant, &a.name, key).is_some() {
         return Ok(true);
     }
-    let checkpoint = a.agent.thread(key).checkpoint(tenant).await.map_err(|e| {
-        ApiError::new(
-            axum::http::StatusCode::INTERNAL_SERVER_ERROR,
-            "store_error",
-            e.to_string(),
-        )
-    })?;
-    Ok(checkpoint.is_some())
+    Ok(checkpoint_of(a, tenant, key).await?.is_some())
 }
 
 /// `GET /metrics`: Prometheus text.

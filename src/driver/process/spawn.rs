@@ -174,7 +174,8 @@ pub async fn spawn(registry: &ProcessRegistry, spec: ProcessSpec) -> Result<Chil
         exit_tx,
         started,
     };
-    tokio::spawn(supervisor.run());
+    // In the spawning execution's span, so supervision logs name the run.
+    tokio::spawn(tracing::Instrument::in_current_span(supervisor.run()));
     if !registered {
         // Shutdown began while we were forking: dropping the handle kills and reaps it.
         drop(control_tx);

@@ -5,8 +5,9 @@
 //! user message, or — when the last message is a `tool` message — the frontend tool's result. Validation
 //! failures before streaming are plain JSON errors (the client reports `HTTP <status>: <body>`); once
 //! streaming, failures are `RUN_ERROR`. A closed connection (client abort) cancels the run. A run already
-//! active on the thread is refused with `409 thread_busy`, or (per the agent's busy policy) the user
-//! message is delivered to it as a supplemental message and the new AG-UI run finishes at once.
+//! active on the thread — or a Standby owning it — is refused with `409 thread_busy`, or (per the busy
+//! policy) the user message is delivered to it as a supplemental message (to a Standby: as its input) and
+//! the new AG-UI run finishes at once.
 //!
 //! Approvals follow the run's [`ApprovalMode`] (see [`crate::agui::interrupts`]): in the interrupt and
 //! tool modes the AG-UI run ends while the execution waits ("parked" in the run registry with its event
@@ -20,8 +21,7 @@ mod resume;
 
 use std::sync::Arc;
 
-use axum::body::Bytes;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::response::Response;
 use axum::response::sse::Event as SseEvent;
 use tokio::sync::mpsc;
@@ -33,6 +33,7 @@ use super::auth::Tenant;
 use super::body::parse;
 use super::config::BusyPolicy;
 use super::error::ApiError;
+use super::extract::{Path, RawBody};
 use super::runs::StartRun;
 use super::sse;
 use crate::agui::interrupts::request_of_call;
@@ -45,7 +46,7 @@ pub async fn named(
     State(state): State<Arc<AppState>>,
     tenant: Tenant,
     Path(agent): Path<String>,
-    body: Bytes,
+    RawBody(body): RawBody,
 ) -> Result<Response, ApiError> {
     run(state, &tenant, &agent, &body).await
 }
@@ -55,7 +56,7 @@ pub async fn named(
 pub async fn default_agent(
     State(state): State<Arc<AppState>>,
     tenant: Tenant,
-    body: Bytes,
+    RawBody(body): RawBody,
 ) -> Result<Response, ApiError> {
     let name = state
         .agents
@@ -82,6 +83,23 @@ fn refused(
         let _ = tx.try_send(data(e));
     }
     sse::response(rx, keep_alive)
+}
+
+/// An AG-UI run whose user message went to a run (or Standby) already on the thread: `RUN_STARTED` then
+/// `RUN_FINISHED` at once.
+async fn finished_at_once(
+    mut translator: Translator,
+    out_tx: mpsc::Sender<SseEvent>,
+    out_rx: mpsc::Receiver<SseEvent>,
+    keep_alive: std::time::Duration,
+) -> Response {
+    let mut events = translator.start();
+    events.extend(translator.finish(&Ok(Default::default()), None));
+    for e in &events {
+        let _ = out_tx.send(data(e)).await;
+    }
+    drop(out_tx);
+    sse::response(out_rx, keep_alive)
 }
 
 async fn run(
@@ -117,7 +135,7 @@ async fn run(
     {
         return Ok(resume::continue_parked(&state, active, &input, run_id, mode).await);
     }
-    let mut translator = Translator::new(input.thread_id.clone(), run_id);
+    let translator = Translator::new(input.thread_id.clone(), run_id);
     let answers_something = !input.resume.is_empty()
         || input
             .trailing_tool_results()
@@ -139,6 +157,29 @@ async fn run(
     };
     let (out_tx, out_rx) = mpsc::channel::<SseEvent>(256);
 
+    // A Standby owns the thread: the busy policy applies to it as to an active run.
+    if let Some(k) = &key
+        && let Some(standby) = state.standbys.get(tenant, &agent.name, k)
+    {
+        if state.config.busy_policy == BusyPolicy::Refuse {
+            return Err(ApiError::new(
+                axum::http::StatusCode::CONFLICT,
+                "thread_busy",
+                "a Standby owns this thread: send through its standby route",
+            ));
+        }
+        let mut opts = CallOptions::new();
+        if let Some(id) = input.last_user_id() {
+            opts = opts.message_id(id);
+        }
+        standby
+            .standby()
+            .send(&prompt, opts)
+            .await
+            .map_err(|e| ApiError::message(&e))?;
+        return Ok(finished_at_once(translator, out_tx, out_rx, keep_alive).await);
+    }
+
     if let Some(k) = &key
         && state.config.busy_policy == BusyPolicy::Supplement
         && let Some(active) = state.runs.active_on(tenant, &agent.name, k)
@@ -152,13 +193,7 @@ async fn run(
             .send(prompt, opts)
             .await
             .map_err(|e| ApiError::message(&e))?;
-        let mut events = translator.start();
-        events.extend(translator.finish(&Ok(Default::default()), None));
-        for e in &events {
-            let _ = out_tx.send(data(e)).await;
-        }
-        drop(out_tx);
-        return Ok(sse::response(out_rx, keep_alive));
+        return Ok(finished_at_once(translator, out_tx, out_rx, keep_alive).await);
     }
 
     let slot = state.limits.acquire_run(tenant)?;

@@ -1,0 +1,129 @@
+//! Logs of the service: a `request` span per HTTP request (method, matched route, tenant, status,
+//! latency) made by tower-http's `TraceLayer`, a `run` span per run (run id, agent, thread key, tenant)
+//! that the run's pump and execution run in, and the subscriber that writes them to stderr as text or
+//! JSON lines ([`LogFormat`]), filtered by `RUST_LOG` (default `info`).
+//!
+//! Spans carry ids and names only: never an API key, a header value, a query string or prompt text.
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::extract::MatchedPath;
+use axum::http::{Request, Response};
+use serde::{Deserialize, Serialize};
+use tracing::Span;
+use tracing::field::Empty;
+
+/// How log lines are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LogFormat {
+    /// Human-readable lines (the default).
+    #[default]
+    Text,
+    /// One JSON object per line, with the current span and the span list.
+    Json,
+}
+
+impl FromStr for LogFormat {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "text" => Ok(LogFormat::Text),
+            "json" => Ok(LogFormat::Json),
+            other => Err(format!("unknown log format {other:?}: use text or json")),
+        }
+    }
+}
+
+/// The filter when `RUST_LOG` is unset.
+pub const DEFAULT_FILTER: &str = "info";
+
+/// Installs the global subscriber: `format` lines on stderr, filtered by `RUST_LOG` (else
+/// [`DEFAULT_FILTER`]). An unparsable `RUST_LOG` falls back to the default and says so. Returns `false`
+/// when a subscriber was already installed.
+pub fn init(format: LogFormat) -> bool {
+    use tracing_subscriber::EnvFilter;
+    let (filter, bad) = match std::env::var("RUST_LOG") {
+        Ok(v) if !v.trim().is_empty() => match EnvFilter::try_new(&v) {
+            Ok(f) => (f, None),
+            Err(e) => (EnvFilter::new(DEFAULT_FILTER), Some(format!("{v:?}: {e}"))),
+        },
+        _ => (EnvFilter::new(DEFAULT_FILTER), None),
+    };
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    let installed = match format {
+        LogFormat::Text => builder.try_init().is_ok(),
+        LogFormat::Json => builder
+            .json()
+            .with_current_span(true)
+            .with_span_list(true)
+            .try_init()
+            .is_ok(),
+    };
+    if let Some(why) = bad {
+        tracing::warn!(rust_log = %why, "RUST_LOG is not a valid filter; using {DEFAULT_FILTER}");
+    }
+    installed
+}
+
+/// The `request` span of one HTTP request: method and matched route template (`/v1/runs/{run_id}`, not the
+/// path, so ids and keys stay out of the span name); `tenant`, `status` and `latency_ms` are recorded
+/// later (by the auth guard and [`on_response`]).
+pub fn make_span(req: &Request<Body>) -> Span {
+    let route = req
+        .extensions()
+        .get::<MatchedPath>()
+        .map_or("<unmatched>", MatchedPath::as_str);
+    tracing::info_span!(
+        "request",
+        method = %req.method(),
+        route,
+        tenant = Empty,
+        status = Empty,
+        latency_ms = Empty,
+    )
+}
+
+/// Records the status and latency on the request span and logs one `response` line.
+pub fn on_response(res: &Response<Body>, latency: Duration, span: &Span) {
+    let status = res.status().as_u16();
+    let latency_ms = latency.as_secs_f64() * 1000.0;
+    span.record("status", status);
+    span.record("latency_ms", latency_ms);
+    tracing::info!(status, latency_ms, "response");
+}
+
+/// Records the tenant a request acts for on the current (request) span.
+pub fn record_tenant(tenant: &str) {
+    Span::current().record("tenant", tenant);
+}
+
+/// The `run` span of one run: a root span (a run outlives the request that started it) with the agent,
+/// thread key and tenant; the run id is recorded once the runtime assigned it.
+pub fn run_span(agent: &str, thread_key: Option<&str>, tenant: &str) -> Span {
+    tracing::info_span!(
+        parent: None,
+        "run",
+        run_id = Empty,
+        agent,
+        thread_key = thread_key.unwrap_or(""),
+        tenant,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn log_formats_parse_case_insensitively_and_refuse_others() {
+        assert_eq!("JSON".parse::<LogFormat>(), Ok(LogFormat::Json));
+        assert_eq!("text".parse::<LogFormat>(), Ok(LogFormat::Text));
+        assert!("yaml".parse::<LogFormat>().unwrap_err().contains("yaml"));
+    }
+}

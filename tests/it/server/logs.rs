@@ -1,0 +1,145 @@
+//! `serve --log-format json`: the real binary on port 0 writes only JSON lines to stderr, with a `request`
+//! span (matched route, status, tenant) for a request the test made and a `run` span (run id, agent) on
+//! the events of a run it started; API keys and prompt text never appear in the logs.
+
+use std::io::{BufRead, BufReader, Read};
+use std::process::{Command, Stdio};
+
+use serde_json::{Value, json};
+
+use super::client;
+
+const KEY: &str = "logs-test-key-0123456789";
+const PROMPT: &str = "a prompt that must not be logged";
+
+#[tokio::test]
+async fn logs_json_lines_carry_request_and_run_spans() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("serve.toml");
+    std::fs::write(
+        &config,
+        format!("[[tenants]]\nname = \"acme\"\nkeys = [\"{KEY}\"]\n"),
+    )
+    .unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_agent-adaptor"))
+        .args([
+            "serve",
+            "--bind",
+            "127.0.0.1:0",
+            "--store",
+            "memory",
+            "--no-discover",
+        ])
+        .arg("--config")
+        .arg(&config)
+        .args(["--log-format", "json"])
+        .env("RUST_LOG", "info")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        stderr.read_to_string(&mut s).unwrap();
+        s
+    });
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let port = line
+        .trim_end()
+        .strip_prefix("agent-adaptor listening on http://127.0.0.1:")
+        .unwrap_or_else(|| panic!("unexpected first line {line:?}"));
+    let base = format!("http://127.0.0.1:{port}");
+
+    let resp = client()
+        .post(format!("{base}/v1/agents/reference/runs"))
+        .bearer_auth(KEY)
+        .json(&json!({"prompt": PROMPT}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 201);
+    let run: Value = resp.json().await.unwrap();
+    let run_id = run["run_id"].as_str().unwrap().to_owned();
+    super::eventually(|| {
+        let (base, run_id) = (base.clone(), run_id.clone());
+        async move {
+            let v: Value = client()
+                .get(format!("{base}/v1/runs/{run_id}"))
+                .bearer_auth(KEY)
+                .send()
+                .await
+                .ok()?
+                .json()
+                .await
+                .ok()?;
+            (v["state"] == "succeeded").then_some(())
+        }
+    })
+    .await;
+    let unauthorized = client()
+        .get(format!("{base}/v1/agents"))
+        .bearer_auth("not-the-key-but-long-enough")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(unauthorized.status(), 401);
+
+    let kill = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let status = tokio::task::spawn_blocking(move || child.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(status.code(), Some(0));
+    let logs = reader.join().unwrap();
+
+    let lines: Vec<Value> = logs
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not a JSON line ({e}): {l:?}")))
+        .collect();
+    assert!(!lines.is_empty(), "the service logged nothing");
+    assert!(!logs.contains(KEY), "an API key reached the logs");
+    assert!(
+        !logs.contains("not-the-key-but-long-enough"),
+        "a presented key reached the logs"
+    );
+    assert!(!logs.contains(PROMPT), "prompt text reached the logs");
+
+    let response_of = |route: &str, status: u64| {
+        lines.iter().find(|l| {
+            l["fields"]["message"] == "response"
+                && l["span"]["name"] == "request"
+                && l["span"]["route"] == route
+                && l["fields"]["status"] == status
+        })
+    };
+    let started = response_of("/v1/agents/{agent}/runs", 201)
+        .unwrap_or_else(|| panic!("no request span for the run start in {logs}"));
+    assert_eq!(started["span"]["method"], "POST");
+    assert_eq!(started["span"]["tenant"], "acme");
+    assert!(started["fields"]["latency_ms"].as_f64().is_some(), "{started}");
+    assert!(
+        response_of("/v1/agents", 401).is_some(),
+        "a refused request is logged with its status: {logs}"
+    );
+
+    let in_run: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["span"]["name"] == "run" && l["span"]["run_id"] == run_id.as_str())
+        .collect();
+    assert!(
+        in_run.iter().any(|l| l["fields"]["message"] == "run finished"),
+        "no run-span event for run {run_id} in {logs}"
+    );
+    let span = &in_run[0]["span"];
+    assert_eq!(span["agent"], "reference");
+    assert_eq!(span["tenant"], "acme");
+}
