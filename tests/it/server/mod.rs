@@ -1,11 +1,13 @@
 //! The HTTP/SSE/AG-UI service, in process on port 0 with the reference driver: AG-UI streams, runs and
 //! their SSE replay, approvals, messages, errors, shutdown, the `serve` command line and its TOML file,
-//! tenants and API keys, per-tenant limits, and the retention task.
+//! tenants and API keys, per-tenant and per-IP limits, the retention task, JSON errors for every rejection,
+//! JSON logs with request and run spans, durable thread declarations, and the Docker files.
 
 mod agui;
 mod approvals;
 mod cli;
 mod config_file;
+mod docker;
 mod durable;
 mod inspect;
 mod ip_limits;
