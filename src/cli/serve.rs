@@ -169,12 +169,16 @@ pub async fn serve(args: ServeArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let config_format = config.log_format;
-    telemetry::init(config_format);
+    let json = config.log_format == LogFormat::Json;
+    telemetry::init(config.log_format);
     let store_url = config.store_url.clone();
     let tenants = config.tenants.len();
     let server = match Server::start(config).await {
         Ok(s) => s,
+        Err(e) if json => {
+            tracing::error!(error = %e, "cannot start");
+            return ExitCode::from(2);
+        }
         Err(e) => {
             eprintln!("agent-adaptor: {e}");
             return ExitCode::from(2);
@@ -187,7 +191,6 @@ pub async fn serve(args: ServeArgs) -> ExitCode {
         .map(|a| format!("{} ({})", a.name, a.provider))
         .collect();
     println!("agent-adaptor listening on {}", server.url());
-    let json = config_format == LogFormat::Json;
     note(json, &format!("store {}", redact_url(&store_url)));
     note(json, &format!("agents {}", agents.join(", ")));
     if tenants == 0 {

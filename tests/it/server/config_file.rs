@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use agent_adaptor::server::{BusyPolicy, ConfigError, FileConfig, Server, ServerConfig};
+use agent_adaptor::server::{BusyPolicy, ConfigError, FileConfig, LogFormat, Server, ServerConfig};
 
 use super::client;
 
@@ -51,6 +51,10 @@ fn config_file_the_committed_example_parses_and_applies() {
     assert_eq!(config.retention.max_age, Some(Duration::from_secs(30 * 86_400)));
     assert_eq!(config.retention.max_events_per_tenant, Some(1_000_000));
     assert_eq!(config.retention.interval, Duration::from_secs(3600));
+    assert_eq!(config.log_format, LogFormat::Json);
+    assert_eq!(config.ip_limits.requests_per_second, Some(5.0));
+    assert_eq!(config.ip_limits.burst, Some(20));
+    assert_eq!(config.ip_limits.max_clients, Some(10_000));
 
     // Without the environment variable the file is refused, naming it.
     let err = FileConfig::load(&example())
