@@ -138,25 +138,33 @@ fn config(args: &ServeArgs) -> Result<ServerConfig, String> {
     Ok(config)
 }
 
-async fn terminate() {
+/// Installs the SIGTERM and SIGINT handlers now and returns the future that resolves at the first of them.
+/// Installing before the listening line is printed closes the window in which a supervisor that reacts to
+/// that line could send SIGTERM to a process that would still die of it instead of shutting down.
+fn terminate() -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
+        match (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) {
+            (Ok(mut term), Ok(mut int)) => Box::pin(async move {
                 tokio::select! {
-                    _ = tokio::signal::ctrl_c() => {}
                     _ = term.recv() => {}
+                    _ = int.recv() => {}
                 }
-            }
-            Err(_) => {
+            }),
+            (Ok(mut one), Err(_)) | (Err(_), Ok(mut one)) => Box::pin(async move {
+                one.recv().await;
+            }),
+            (Err(_), Err(_)) => Box::pin(async {
                 let _ = tokio::signal::ctrl_c().await;
-            }
+            }),
         }
     }
     #[cfg(not(unix))]
     {
-        let _ = tokio::signal::ctrl_c().await;
+        Box::pin(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
     }
 }
 
@@ -171,6 +179,7 @@ pub async fn serve(args: ServeArgs) -> ExitCode {
     };
     let json = config.log_format == LogFormat::Json;
     telemetry::init(config.log_format);
+    let stop = terminate();
     let store_url = config.store_url.clone();
     let tenants = config.tenants.len();
     let server = match Server::start(config).await {
@@ -208,7 +217,7 @@ pub async fn serve(args: ServeArgs) -> ExitCode {
             url = server.url()
         ),
     );
-    match server.run_until(terminate()).await {
+    match server.run_until(stop).await {
         Ok(()) => {
             note(json, "stopped");
             ExitCode::SUCCESS
