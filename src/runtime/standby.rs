@@ -162,7 +162,8 @@ impl Thread {
             queue: VecDeque::new(),
             carried: Vec::new(),
         };
-        tokio::spawn(worker.run(inbox, lifetime));
+        // In the caller's span (a host's standby span), so its executions' logs carry it.
+        tokio::spawn(tracing::Instrument::in_current_span(worker.run(inbox, lifetime)));
         Standby { inner }
     }
 }

@@ -191,7 +191,8 @@ fn open_entry(state: &AppState, tenant: &str, a: &AgentEntry, key: &str) -> Arc<
         tenant: tenant.to_owned(),
         ..Default::default()
     });
-    let standby = a.agent.thread(key).standby(lifetime.clone(), defaults);
+    let span = super::telemetry::standby_span(&a.name, key, tenant);
+    let standby = span.in_scope(|| a.agent.thread(key).standby(lifetime.clone(), defaults));
     let events = standby.events();
     let entry = Arc::new(StandbyEntry {
         agent: a.name.clone(),
@@ -205,7 +206,10 @@ fn open_entry(state: &AppState, tenant: &str, a: &AgentEntry, key: &str) -> Arc<
     match events {
         Some(rx) => {
             let recorder = Recorder::new(state.store.clone(), tenant, a.exposure);
-            tokio::spawn(pump(entry.clone(), rx, recorder));
+            tokio::spawn(tracing::Instrument::instrument(
+                pump(entry.clone(), rx, recorder),
+                span,
+            ));
         }
         None => entry.progress.send_modify(|p| p.1 = true),
     }

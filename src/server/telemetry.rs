@@ -1,6 +1,6 @@
 //! Logs of the service: a `request` span per HTTP request (method, matched route, tenant, status,
 //! latency) made by tower-http's `TraceLayer`, a `run` span per run (run id, agent, thread key, tenant)
-//! that the run's pump and execution run in, and the subscriber that writes them to stderr as text or
+//! that the run's pump and execution run in (a `standby` span likewise per Standby), and the subscriber that writes them to stderr as text or
 //! JSON lines ([`LogFormat`]), filtered by `RUST_LOG` (default `info`).
 //!
 //! Spans carry ids and names only: never an API key, a header value, a query string or prompt text.
@@ -114,6 +114,12 @@ pub fn run_span(agent: &str, thread_key: Option<&str>, tenant: &str) -> Span {
         thread_key = thread_key.unwrap_or(""),
         tenant,
     )
+}
+
+/// The `standby` span of one Standby over HTTP: a root span with the agent, thread key and tenant that its
+/// worker, its executions and its recording pump run in.
+pub fn standby_span(agent: &str, thread_key: &str, tenant: &str) -> Span {
+    tracing::info_span!(parent: None, "standby", agent, thread_key, tenant)
 }
 
 #[cfg(test)]
