@@ -10,6 +10,7 @@
 use std::collections::HashMap;
 use std::net::IpAddr;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
@@ -95,6 +96,7 @@ pub struct IpLimiter {
     capacity: f64,
     max: usize,
     table: Mutex<Table>,
+    limited: AtomicU64,
 }
 
 impl IpLimiter {
@@ -120,6 +122,7 @@ impl IpLimiter {
                 },
                 last_sweep: None,
             }),
+            limited: AtomicU64::new(0),
         }
     }
 
@@ -161,6 +164,7 @@ impl IpLimiter {
             &mut table.overflow
         };
         bucket.take(now, rate, capacity).map_err(|wait| {
+            self.limited.fetch_add(1, Ordering::Relaxed);
             ApiError::too_many(
                 "rate_limited",
                 format!(
@@ -169,6 +173,25 @@ impl IpLimiter {
                 wait,
             )
         })
+    }
+
+    /// Requests refused so far.
+    pub fn limited(&self) -> u64 {
+        self.limited.load(Ordering::Relaxed)
+    }
+
+    /// The `/metrics` lines: requests refused, addresses tracked.
+    pub fn render(&self) -> String {
+        format!(
+            "# HELP agent_adaptor_ip_rate_limited_total Unauthenticated requests refused by the per-IP limit.\n\
+             # TYPE agent_adaptor_ip_rate_limited_total counter\n\
+             agent_adaptor_ip_rate_limited_total {}\n\
+             # HELP agent_adaptor_ip_clients_tracked Client addresses in the per-IP limit's table.\n\
+             # TYPE agent_adaptor_ip_clients_tracked gauge\n\
+             agent_adaptor_ip_clients_tracked {}\n",
+            self.limited(),
+            self.tracked()
+        )
     }
 
     /// Client IPs tracked now.

@@ -417,7 +417,7 @@ pub async fn metrics(
         pending,
         m.subscribers.load(Ordering::Relaxed),
     );
-    let body = body + &state.retention.render();
+    let body = body + &state.retention.render() + &state.ip_limits.render();
     (
         [(axum::http::header::CONTENT_TYPE, "text/plain; version=0.0.4")],
         body,

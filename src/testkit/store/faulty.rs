@@ -25,15 +25,18 @@ pub enum Fault {
     DoubleResolve,
     /// Event batches are written one event at a time, so a failing batch leaves a prefix behind.
     SplitBatches,
+    /// A second declaration of a taken thread key "succeeds" (create is no longer a compare-and-set).
+    DuplicateDeclarations,
 }
 
 impl Fault {
     /// Every fault.
-    pub const ALL: [Fault; 4] = [
+    pub const ALL: [Fault; 5] = [
         Fault::IgnoreLeaseTokens,
         Fault::NoForkCompareAndSet,
         Fault::DoubleResolve,
         Fault::SplitBatches,
+        Fault::DuplicateDeclarations,
     ];
 
     /// The clause that must catch this fault first.
@@ -43,6 +46,7 @@ impl Fault {
             Fault::NoForkCompareAndSet => "STORE-07",
             Fault::DoubleResolve => "STORE-16",
             Fault::SplitBatches => "STORE-14",
+            Fault::DuplicateDeclarations => "STORE-19",
         }
     }
 }
@@ -228,7 +232,10 @@ impl ThreadStore for Faulty {
         self.inner.list_approvals(tenant, run_id, only_pending).await
     }
     async fn put_declaration(&self, declaration: &Declaration) -> StoreResult<()> {
-        self.inner.put_declaration(declaration).await
+        match self.inner.put_declaration(declaration).await {
+            Err(StoreError::AlreadyExists { .. }) if self.fault == Fault::DuplicateDeclarations => Ok(()),
+            other => other,
+        }
     }
 
     async fn get_declaration(

@@ -35,8 +35,17 @@ async fn ip_limits_dev_mode_requests_are_limited_per_address() {
     assert!((1..=5).contains(&retry), "retry after {retry}");
     let (status, code, _) = error_code(resp).await;
     assert_eq!((status, code.as_str()), (429, "rate_limited"));
-    // Health stays outside the limit.
+    // Health and metrics stay outside the limit; the refusal is counted.
     assert_eq!(get(&base, "/healthz").await.status(), 200);
+    let metrics = get(&base, "/metrics").await.text().await.unwrap();
+    assert!(
+        metrics.contains("agent_adaptor_ip_rate_limited_total 1\n"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("agent_adaptor_ip_clients_tracked 1\n"),
+        "{metrics}"
+    );
     server.shutdown().await.unwrap();
 }
 
