@@ -1,0 +1,190 @@
+//! The service under test: the real `agent-adaptor serve` binary as a child process (through
+//! `driver::process`), on 127.0.0.1:0, with its default SQLite store in a scratch directory and one agent,
+//! `fake`, backed by the `fake-cursor-agent` binary through the real Cursor driver. Running the service in
+//! its own process is what lets the memory scenarios read the server's RSS alone, without the load
+//! generator's clients or the fake CLI children.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use agent_adaptor::driver::process::{Child, Line, ProcessRegistry, ProcessSpec, StopPlan, spawn};
+use futures::StreamExt;
+
+use crate::error::LoadError;
+
+/// The agent name the scenarios start runs on.
+pub const AGENT: &str = "fake";
+
+/// Where the two binaries are.
+#[derive(Debug, Clone)]
+pub struct Binaries {
+    /// `agent-adaptor`.
+    pub server: PathBuf,
+    /// `fake-cursor-agent`.
+    pub fake_cli: PathBuf,
+}
+
+impl Binaries {
+    /// The given paths, else the siblings of this executable (`cargo build --release --bins` puts all
+    /// three in `target/release`).
+    pub fn resolve(server: Option<PathBuf>, fake_cli: Option<PathBuf>) -> Result<Binaries, LoadError> {
+        let dir = std::env::current_exe()?
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
+        let pick = |given: Option<PathBuf>, name: &str| {
+            let p = given.unwrap_or_else(|| dir.join(name));
+            if p.is_file() {
+                Ok(p)
+            } else {
+                Err(LoadError::Server(format!(
+                    "{} not found (build it: cargo build --release --bins, or pass its path)",
+                    p.display()
+                )))
+            }
+        };
+        Ok(Binaries {
+            server: pick(server, "agent-adaptor")?,
+            fake_cli: pick(fake_cli, "fake-cursor-agent")?,
+        })
+    }
+}
+
+/// A running service.
+pub struct Service {
+    child: Child,
+    _registry: ProcessRegistry,
+    /// Its address.
+    pub addr: SocketAddr,
+    dir: PathBuf,
+}
+
+impl std::fmt::Debug for Service {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Service")
+            .field("addr", &self.addr)
+            .finish_non_exhaustive()
+    }
+}
+
+fn config(bins: &Binaries, dir: &Path) -> String {
+    let path = |p: &Path| toml::Value::String(p.to_string_lossy().into_owned());
+    let mut agent_config = toml::Table::new();
+    agent_config.insert("command".into(), path(&bins.fake_cli));
+    agent_config.insert("directory".into(), path(&dir.join("workspace")));
+    agent_config.insert("profile_dir".into(), path(&dir.join("cursor")));
+    let mut agent = toml::Table::new();
+    agent.insert("name".into(), AGENT.into());
+    agent.insert("provider".into(), "cursor".into());
+    agent.insert("config".into(), toml::Value::Table(agent_config));
+    let mut root = toml::Table::new();
+    root.insert("discover_clis".into(), false.into());
+    root.insert("shutdown_grace".into(), "3s".into());
+    root.insert(
+        "agents".into(),
+        toml::Value::Array(vec![toml::Value::Table(agent)]),
+    );
+    root.to_string()
+}
+
+impl Service {
+    /// Starts `agent-adaptor serve` and waits for its listening line.
+    pub async fn start(bins: &Binaries) -> Result<Service, LoadError> {
+        let dir = std::env::temp_dir().join(format!(
+            "agent-adaptor-loadgen-{}-{}",
+            std::process::id(),
+            uuid::Uuid::new_v4().simple()
+        ));
+        std::fs::create_dir_all(dir.join("workspace"))?;
+        std::fs::create_dir_all(dir.join("cursor"))?;
+        let config_path = dir.join("serve.toml");
+        std::fs::write(&config_path, config(bins, &dir))?;
+        let registry = ProcessRegistry::new();
+        let spec = ProcessSpec::new(&bins.server)
+            .arg("serve")
+            .arg("--config")
+            .arg(&config_path)
+            .args(["--bind", "127.0.0.1:0", "--data-dir"])
+            .arg(dir.join("data"))
+            .inherit_base_env()
+            .env("RUST_LOG", "warn")
+            .label("agent-adaptor serve (loadgen)");
+        let mut child = spawn(&registry, spec)
+            .await
+            .map_err(|e| LoadError::Server(format!("spawn {}: {e}", bins.server.display())))?;
+        let mut stdout = child
+            .take_stdout()
+            .ok_or_else(|| LoadError::Server("no stdout".into()))?;
+        let first = tokio::time::timeout(Duration::from_secs(60), stdout.next()).await;
+        let line = match first {
+            Ok(Some(Ok(line))) => line,
+            _ => {
+                let tail = child.stderr().tail_lossy();
+                return Err(LoadError::Server(format!(
+                    "no listening line within 60 s; stderr: {tail}"
+                )));
+            }
+        };
+        let raw = match &line {
+            Line::Json { raw, .. } | Line::Invalid { raw, .. } => String::from_utf8_lossy(raw).into_owned(),
+            Line::TooLong { .. } => String::new(),
+        };
+        let addr = raw
+            .trim()
+            .strip_prefix("agent-adaptor listening on http://")
+            .and_then(|a| a.parse().ok())
+            .ok_or_else(|| LoadError::Server(format!("unexpected first line {raw:?}")))?;
+        // Keep draining stdout so the service never blocks on a full pipe.
+        tokio::spawn(async move { while stdout.next().await.is_some() {} });
+        Ok(Service {
+            child,
+            _registry: registry,
+            addr,
+            dir,
+        })
+    }
+
+    /// The service's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.pid()
+    }
+
+    /// The service's resident set size, KiB (`VmRSS` of `/proc/<pid>/status`).
+    pub fn rss_kib(&self) -> Result<u64, LoadError> {
+        status_field(self.pid(), "VmRSS")
+    }
+
+    /// SIGTERM (graceful shutdown), SIGKILL after 10 s; reaped; the scratch directory removed.
+    pub async fn stop(self) -> Result<(), LoadError> {
+        let exit = self
+            .child
+            .stop(StopPlan::new().term_grace(Duration::from_secs(10)))
+            .await;
+        let _ = std::fs::remove_dir_all(&self.dir);
+        if exit.success() {
+            Ok(())
+        } else {
+            Err(LoadError::Server(format!(
+                "the service did not stop cleanly: {exit:?}; stderr: {}",
+                self.child.stderr().tail_lossy()
+            )))
+        }
+    }
+}
+
+/// A `kB` field of `/proc/<pid>/status`, in KiB.
+pub fn status_field(pid: u32, field: &str) -> Result<u64, LoadError> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
+    text.lines()
+        .find_map(|l| {
+            l.strip_prefix(field)?
+                .strip_prefix(':')?
+                .trim()
+                .strip_suffix("kB")?
+                .trim()
+                .parse()
+                .ok()
+        })
+        .ok_or_else(|| LoadError::Server(format!("no {field} in /proc/{pid}/status")))
+}
