@@ -116,25 +116,31 @@ impl Service {
         let mut stdout = child
             .take_stdout()
             .ok_or_else(|| LoadError::Server("no stdout".into()))?;
-        let first = tokio::time::timeout(Duration::from_secs(60), stdout.next()).await;
-        let line = match first {
-            Ok(Some(Ok(line))) => line,
-            _ => {
-                let tail = child.stderr().tail_lossy();
-                return Err(LoadError::Server(format!(
-                    "no listening line within 60 s; stderr: {tail}"
-                )));
+        // The listening line is the first the service prints; a wrapper (a profiler) may print before it.
+        let mut seen = Vec::new();
+        let addr = loop {
+            let next = tokio::time::timeout(Duration::from_secs(60), stdout.next()).await;
+            let raw = match next {
+                Ok(Some(Ok(Line::Json { raw, .. } | Line::Invalid { raw, .. }))) => {
+                    String::from_utf8_lossy(&raw).into_owned()
+                }
+                Ok(Some(Ok(Line::TooLong { .. }))) => String::new(),
+                _ => {
+                    let tail = child.stderr().tail_lossy();
+                    return Err(LoadError::Server(format!(
+                        "no listening line within 60 s (stdout {seen:?}); stderr: {tail}"
+                    )));
+                }
+            };
+            if let Some(addr) = raw
+                .trim()
+                .strip_prefix("agent-adaptor listening on http://")
+                .and_then(|a| a.parse::<SocketAddr>().ok())
+            {
+                break addr;
             }
+            seen.push(raw);
         };
-        let raw = match &line {
-            Line::Json { raw, .. } | Line::Invalid { raw, .. } => String::from_utf8_lossy(raw).into_owned(),
-            Line::TooLong { .. } => String::new(),
-        };
-        let addr = raw
-            .trim()
-            .strip_prefix("agent-adaptor listening on http://")
-            .and_then(|a| a.parse().ok())
-            .ok_or_else(|| LoadError::Server(format!("unexpected first line {raw:?}")))?;
         // Keep draining stdout so the service never blocks on a full pipe.
         tokio::spawn(async move { while stdout.next().await.is_some() {} });
         Ok(Service {
