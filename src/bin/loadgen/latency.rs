@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 use tokio::task::JoinSet;
 
 use crate::error::LoadError;
+use crate::server::Service;
 use crate::trace::{Trace, final_state, percentiles, read_to_done, start_run, subscribe};
 
 /// What the scenario runs.
@@ -37,7 +38,9 @@ async fn one(addr: SocketAddr, prompt: String) -> Result<(Trace, String), LoadEr
 }
 
 /// Runs the scenario.
-pub async fn run(addr: SocketAddr, plan: Plan) -> Result<Value, LoadError> {
+pub async fn run(svc: &Service, plan: Plan) -> Result<Value, LoadError> {
+    let addr = svc.addr;
+    let cpu_before = svc.cpu_s()?;
     let margin = Duration::from_secs(3) + Duration::from_millis(30) * plan.runs as u32;
     let start_at = now_nanos() + margin.as_nanos();
     let period_ns = if plan.rate > 0.0 { 1e9 / plan.rate } else { 0.0 };
@@ -70,6 +73,7 @@ pub async fn run(addr: SocketAddr, plan: Plan) -> Result<Value, LoadError> {
         succeeded += u64::from(state == "succeeded");
         all.append(&mut t.latencies);
     }
+    let cpu = svc.cpu_s()? - cpu_before;
     let stats = percentiles(&mut all);
     let p99 = stats["p99_us"].as_f64();
     Ok(json!({
@@ -86,6 +90,7 @@ pub async fn run(addr: SocketAddr, plan: Plan) -> Result<Value, LoadError> {
         "dropped_events": dropped,
         "replayed_untimed": replayed,
         "latency": stats,
+        "server_cpu_s": cpu,
         "target_p99_under_1ms": p99.map(|p| p < 1000.0),
     }))
 }

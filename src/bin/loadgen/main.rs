@@ -54,6 +54,10 @@ struct Cli {
     /// The `fake-cursor-agent` binary (default: next to this one).
     #[arg(long, global = true)]
     fake_cli: Option<PathBuf>,
+    /// The service's store (`serve --store`: `memory`, `sqlite://…`, `postgres://…`); default: its SQLite
+    /// file in a scratch directory. `memory` separates the cost of durable recording from the rest.
+    #[arg(long, global = true)]
+    store: Option<String>,
     #[command(subcommand)]
     scenario: Scenario,
 }
@@ -104,9 +108,9 @@ enum Scenario {
 async fn measure(bins: &Binaries, scenario: &Scenario) -> Result<Value, LoadError> {
     let svc = Service::start(bins).await?;
     let result = match *scenario {
-        Scenario::Throughput { frames } => throughput::run(svc.addr, frames).await,
+        Scenario::Throughput { frames } => throughput::run(&svc, frames).await,
         Scenario::Latency { runs, frames, rate } => {
-            latency::run(svc.addr, latency::Plan { runs, frames, rate }).await
+            latency::run(&svc, latency::Plan { runs, frames, rate }).await
         }
         Scenario::Subscribers {
             subscribers,
@@ -125,6 +129,7 @@ async fn measure(bins: &Binaries, scenario: &Scenario) -> Result<Value, LoadErro
     };
     let stopped = svc.stop().await;
     let mut report = result?;
+    report["store"] = Value::String(bins.store.clone().unwrap_or_else(|| "sqlite (default)".into()));
     if let Err(e) = stopped {
         report["service_stop_error"] = Value::String(e.to_string());
     }
@@ -142,7 +147,8 @@ fn defaults() -> Vec<Scenario> {
 }
 
 async fn main_async(cli: Cli) -> Result<String, LoadError> {
-    let bins = Binaries::resolve(cli.server_bin.clone(), cli.fake_cli.clone())?;
+    let mut bins = Binaries::resolve(cli.server_bin.clone(), cli.fake_cli.clone())?;
+    bins.store.clone_from(&cli.store);
     if let Scenario::All = cli.scenario {
         let mut reports = Vec::new();
         for s in defaults() {

@@ -16,13 +16,15 @@ use crate::error::LoadError;
 /// The agent name the scenarios start runs on.
 pub const AGENT: &str = "fake";
 
-/// Where the two binaries are.
+/// Where the two binaries are, and the store the service uses.
 #[derive(Debug, Clone)]
 pub struct Binaries {
     /// `agent-adaptor`.
     pub server: PathBuf,
     /// `fake-cursor-agent`.
     pub fake_cli: PathBuf,
+    /// `serve --store` (`None`: the default SQLite file under the scratch data directory).
+    pub store: Option<String>,
 }
 
 impl Binaries {
@@ -47,6 +49,7 @@ impl Binaries {
         Ok(Binaries {
             server: pick(server, "agent-adaptor")?,
             fake_cli: pick(fake_cli, "fake-cursor-agent")?,
+            store: None,
         })
     }
 }
@@ -101,12 +104,16 @@ impl Service {
         let config_path = dir.join("serve.toml");
         std::fs::write(&config_path, config(bins, &dir))?;
         let registry = ProcessRegistry::new();
-        let spec = ProcessSpec::new(&bins.server)
+        let mut spec = ProcessSpec::new(&bins.server)
             .arg("serve")
             .arg("--config")
             .arg(&config_path)
             .args(["--bind", "127.0.0.1:0", "--data-dir"])
-            .arg(dir.join("data"))
+            .arg(dir.join("data"));
+        if let Some(store) = &bins.store {
+            spec = spec.arg("--store").arg(store);
+        }
+        let spec = spec
             .inherit_base_env()
             .env("RUST_LOG", "warn")
             .label("agent-adaptor serve (loadgen)");
@@ -159,6 +166,20 @@ impl Service {
     /// The service's resident set size, KiB (`VmRSS` of `/proc/<pid>/status`).
     pub fn rss_kib(&self) -> Result<u64, LoadError> {
         status_field(self.pid(), "VmRSS")
+    }
+
+    /// CPU time the service has used so far (user + system), seconds.
+    pub fn cpu_s(&self) -> Result<f64, LoadError> {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.pid()))?;
+        // Fields after the `(comm)`: state is field 3; utime and stime are fields 14 and 15.
+        let rest = stat
+            .rsplit_once(')')
+            .map(|(_, r)| r)
+            .ok_or_else(|| LoadError::Server("unreadable /proc/<pid>/stat".into()))?;
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+        // USER_HZ is 100 on Linux.
+        Ok((ticks(11) + ticks(12)) as f64 / 100.0)
     }
 
     /// SIGTERM (graceful shutdown), SIGKILL after 10 s; reaped; the scratch directory removed.

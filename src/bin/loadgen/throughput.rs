@@ -2,16 +2,18 @@
 //! one SSE client; the events per second it receives, end to end (fake CLI stdout → Cursor driver →
 //! runtime → pump + SQLite recorder → in-memory log → SSE writer → socket).
 
-use std::net::SocketAddr;
 use std::time::Instant;
 
 use serde_json::{Value, json};
 
 use crate::error::LoadError;
+use crate::server::Service;
 use crate::trace::{final_state, percentiles, read_to_done, start_run, subscribe};
 
 /// Runs the scenario.
-pub async fn run(addr: SocketAddr, frames: u64) -> Result<Value, LoadError> {
+pub async fn run(svc: &Service, frames: u64) -> Result<Value, LoadError> {
+    let addr = svc.addr;
+    let cpu_before = svc.cpu_s()?;
     let started = Instant::now();
     let run_id = start_run(addr, &format!("scenario=stream frames={frames} rate=0")).await?;
     let mut sse = subscribe(addr, &run_id).await?;
@@ -30,6 +32,7 @@ pub async fn run(addr: SocketAddr, frames: u64) -> Result<Value, LoadError> {
         0.0
     };
     let state = final_state(addr, &run_id).await?;
+    let cpu = svc.cpu_s()? - cpu_before;
     Ok(json!({
         "scenario": "throughput",
         "frames": frames,
@@ -42,6 +45,8 @@ pub async fn run(addr: SocketAddr, frames: u64) -> Result<Value, LoadError> {
         "run_state": state,
         "seconds_first_to_last_event": span,
         "events_per_s": eps.round(),
+        "server_cpu_s": cpu,
+        "events_per_server_cpu_s": if cpu > 0.0 { (trace.events as f64 / cpu).round() } else { 0.0 },
         "wall_s_post_to_done": wall,
         "latency_under_saturation": percentiles(&mut trace.latencies),
     }))
