@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use tokio::task::JoinSet;
 
 use crate::error::LoadError;
-use crate::server::Service;
+use crate::service::Service;
 use crate::trace::{Trace, final_state, percentiles, read_to_done, start_run, subscribe};
 
 /// What the scenario runs.

@@ -29,7 +29,7 @@ mod error;
 mod http;
 mod latency;
 mod memory;
-mod server;
+mod service;
 mod subscribers;
 mod throughput;
 mod trace;
@@ -42,7 +42,7 @@ use clap::{Parser, Subcommand};
 use serde_json::Value;
 
 use error::LoadError;
-use server::{Binaries, Service};
+use service::{Binaries, Service};
 
 /// Measures the HTTP/SSE service end to end with a fast fake CLI.
 #[derive(Debug, Parser)]

@@ -14,7 +14,7 @@ use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
 use crate::error::LoadError;
-use crate::server::Service;
+use crate::service::Service;
 use crate::trace::{Trace, cancel_run, final_state, read_to_done, start_run, subscribe};
 
 const PARKED: &str = "scenario=stream frames=1 then=hang";

@@ -15,7 +15,7 @@ use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
 use crate::error::LoadError;
-use crate::server::Service;
+use crate::service::Service;
 use crate::trace::{Trace, cancel_run, start_run, subscribe};
 
 /// What the scenario runs.

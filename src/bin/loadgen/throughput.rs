@@ -7,7 +7,7 @@ use std::time::Instant;
 use serde_json::{Value, json};
 
 use crate::error::LoadError;
-use crate::server::Service;
+use crate::service::Service;
 use crate::trace::{final_state, percentiles, read_to_done, start_run, subscribe};
 
 /// Runs the scenario.

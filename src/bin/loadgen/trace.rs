@@ -10,7 +10,7 @@ use serde_json::json;
 
 use crate::error::LoadError;
 use crate::http::{Sse, post_json};
-use crate::server::AGENT;
+use crate::service::AGENT;
 
 /// Starts a stateless run with `prompt` and returns its id.
 pub async fn start_run(addr: SocketAddr, prompt: &str) -> Result<String, LoadError> {
