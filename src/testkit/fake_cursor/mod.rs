@@ -12,6 +12,7 @@
 mod args;
 mod scenario;
 mod store;
+pub mod stream;
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};

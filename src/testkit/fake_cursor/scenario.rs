@@ -26,6 +26,7 @@ pub const SCENARIOS: &[&str] = &[
     "crash",
     "slow",
     "hang",
+    "stream",
 ];
 
 /// How the process ends after the scenario wrote its frames.
@@ -156,6 +157,7 @@ pub fn play(name: &str, ctx: &Ctx<'_>, out: &mut Out<'_>, err: &mut dyn Write) -
     let say = |out: &mut Out<'_>, text: &str| out.frame(&Frame::Assistant(message("assistant", text, sid)));
     opening(out, ctx);
     match name {
+        "stream" => return super::stream::play(ctx, out),
         "tools" => tools(ctx, out),
         "mcp" => {
             let server = ctx.mcp_server.clone().unwrap_or_else(|| "fake-server".to_owned());
