@@ -120,24 +120,25 @@ fn config(args: &ServeArgs) -> Result<ServerConfig, String> {
     Ok(config)
 }
 
-async fn terminate() {
+/// Installs the SIGTERM and SIGINT handlers at once and returns the future that resolves on the first
+/// of them. Installed before the listening line is printed: a lazily installed handler (on the first
+/// poll) left a window in which a SIGTERM sent right after the service answered killed the process
+/// with the default disposition instead of shutting it down gracefully.
+fn shutdown_signal() -> impl std::future::Future<Output = ()> {
     #[cfg(unix)]
-    {
+    let handlers = {
         use tokio::signal::unix::{SignalKind, signal};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = tokio::signal::ctrl_c() => {}
-                    _ = term.recv() => {}
-                }
+        signal(SignalKind::terminate()).and_then(|t| Ok((t, signal(SignalKind::interrupt())?)))
+    };
+    async move {
+        #[cfg(unix)]
+        if let Ok((mut term, mut int)) = handlers {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = int.recv() => {}
             }
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
-            }
+            return;
         }
-    }
-    #[cfg(not(unix))]
-    {
         let _ = tokio::signal::ctrl_c().await;
     }
 }
@@ -166,6 +167,7 @@ pub async fn serve(args: ServeArgs) -> ExitCode {
         .iter()
         .map(|a| format!("{} ({})", a.name, a.provider))
         .collect();
+    let shutdown = shutdown_signal();
     println!("agent-adaptor listening on {}", server.url());
     eprintln!("agent-adaptor: store {}", redact_url(&store_url));
     eprintln!("agent-adaptor: agents {}", agents.join(", "));
@@ -178,7 +180,7 @@ pub async fn serve(args: ServeArgs) -> ExitCode {
         "agent-adaptor: AG-UI at {url}/v1/agents/<agent>/agui, REST at {url}/v1, health at {url}/healthz",
         url = server.url()
     );
-    match server.run_until(terminate()).await {
+    match server.run_until(shutdown).await {
         Ok(()) => {
             eprintln!("agent-adaptor: stopped");
             ExitCode::SUCCESS
