@@ -87,8 +87,8 @@ macro_rules! shared_options {
             }
 
             /// Replaces how the workspace is provisioned from the base directory (default
-            /// [`Shared`]($crate::workspace::WorkspaceSpec::Shared)); the Agent's workspace manager
-            /// leases it per execution (see `AgentBuilder::workspace_manager`).
+            /// `WorkspaceSpec::Shared`); the Agent's workspace manager leases it per execution (see
+            /// `AgentBuilder::workspace_manager`).
             pub fn workspace_spec(mut self, spec: $crate::workspace::WorkspaceSpec) -> Self {
                 self.shared.workspace_spec = Some(spec);
                 self
