@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # The Node/browser tier: the AG-UI client conformance suite (tests/agui-node: the real @ag-ui/client
 # 1.0.0 and 0.0.59 against `agent-adaptor serve`) and the web demo's end-to-end test (web-demo/e2e:
-# CopilotKit in Debian's headless chromium). Installs the pinned npm dependencies (npm ci, no install
-# scripts), installs chromium from apt when it is missing and we are root, builds the binary, runs both.
-# Exits non-zero on any failure; prints "SKIPPED: <why>" and exits 0 only when node is missing.
+# CopilotKit in Debian's headless chromium, against the `reference` agent and, when the pinned CLI is
+# installed, the real Claude CLI talking to `mock-model-server`). Installs the pinned npm dependencies
+# (npm ci, no install scripts), installs chromium from apt when it is missing and we are root, builds
+# the binaries, runs both. Exits non-zero on any failure; prints "SKIPPED: <why>" and exits 0 only when
+# node is missing. The real-Claude scenarios print "SKIPPED: <why>" without the CLI, and fail instead
+# with AGENT_ADAPTOR_REQUIRE_CLIS=1.
 #
 #   scripts/test-web.sh                 # everything
-#   AGENT_ADAPTOR_BIN=... scripts/test-web.sh   # reuse a built binary
+#   AGENT_ADAPTOR_BIN=... scripts/test-web.sh   # reuse a built binary (mock-model-server next to it)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 start=$(date +%s)
@@ -33,11 +36,15 @@ fi
 export CHROMIUM_BIN="$chromium"
 
 if [ -z "${AGENT_ADAPTOR_BIN:-}" ]; then
-  echo "== cargo build --bin agent-adaptor" >&2
-  (cd "$root" && cargo build --quiet --bin agent-adaptor)
+  echo "== cargo build --bin agent-adaptor --bin mock-model-server" >&2
+  (cd "$root" && cargo build --quiet --bin agent-adaptor --bin mock-model-server)
   AGENT_ADAPTOR_BIN="${CARGO_TARGET_DIR:-$root/target}/debug/agent-adaptor"
 fi
 export AGENT_ADAPTOR_BIN
+# The pinned real CLIs, when installed (scripts/install-clis.sh) and not already pointed at.
+if [ -z "${AGENT_ADAPTOR_CLAUDE_BIN:-}" ]; then
+  eval "$("$root/scripts/install-clis.sh" --env)"
+fi
 unset AGENT_ADAPTOR_URL
 
 for dir in tests/agui-node web-demo; do

@@ -20,7 +20,9 @@ use super::options::{CallOptions, Shared, resolve, shared_options};
 use super::stream::{self, RunOutcome, Stream};
 use super::structured::choose_mode;
 use super::verdict::Verdict;
+use super::workspace::WorkspacePlan;
 use crate::driver::{Descriptor, Driver};
+use crate::workspace::{Passthrough, ReleaseMode, WorkspaceManager};
 
 /// Builds an [`Agent`]. Construction-only options live here and nowhere else.
 pub struct AgentBuilder {
@@ -32,6 +34,8 @@ pub struct AgentBuilder {
     tools: Vec<crate::tools::Tool>,
     skill_provider: Option<Arc<dyn crate::skills::SkillProvider>>,
     skill_materializer: Option<Arc<dyn crate::skills::SkillMaterializer>>,
+    workspace_manager: Option<Arc<dyn WorkspaceManager>>,
+    workspace_release: ReleaseMode,
 }
 
 shared_options!(AgentBuilder);
@@ -78,6 +82,23 @@ impl AgentBuilder {
         self
     }
 
+    /// The workspace lease backend (default: [`Passthrough`], which leases the base directory
+    /// unchanged and creates nothing). Every execution leases its workspace from it according to the
+    /// resolved [`WorkspaceSpec`](crate::workspace::WorkspaceSpec) before the driver starts, runs in the
+    /// lease's directory, and releases the lease (with [`AgentBuilder::workspace_release`]'s mode)
+    /// before `Done`; lease and release errors reach the run's result.
+    pub fn workspace_manager(mut self, manager: Arc<dyn WorkspaceManager>) -> Self {
+        self.workspace_manager = Some(manager);
+        self
+    }
+
+    /// How executions release their workspace lease (default [`ReleaseMode::Stop`]: remove what the
+    /// lease created, e.g. a git worktree and its branch; [`ReleaseMode::Keep`] leaves it for review).
+    pub fn workspace_release(mut self, mode: ReleaseMode) -> Self {
+        self.workspace_release = mode;
+        self
+    }
+
     /// Adds one host tool (see [`AgentBuilder::tools`]).
     pub fn tool(mut self, tool: crate::tools::Tool) -> Self {
         self.tools.push(tool);
@@ -115,6 +136,8 @@ impl AgentBuilder {
                 skill_materializer: self
                     .skill_materializer
                     .unwrap_or_else(|| Arc::new(crate::skills::DefaultSkillMaterializer::default())),
+                workspace_manager: self.workspace_manager.unwrap_or_else(|| Arc::new(Passthrough)),
+                workspace_release: self.workspace_release,
             }),
         }
     }
@@ -139,6 +162,10 @@ pub(crate) struct AgentInner {
     pub skill_provider: Option<Arc<dyn crate::skills::SkillProvider>>,
     /// Skill materialization.
     pub skill_materializer: Arc<dyn crate::skills::SkillMaterializer>,
+    /// The workspace lease backend.
+    pub workspace_manager: Arc<dyn WorkspaceManager>,
+    /// How executions release their workspace lease.
+    pub workspace_release: ReleaseMode,
 }
 
 /// An agent: one Driver with defaults. Cheap to clone; clones share everything.
@@ -216,6 +243,8 @@ impl Agent {
             tools: Vec::new(),
             skill_provider: None,
             skill_materializer: None,
+            workspace_manager: None,
+            workspace_release: ReleaseMode::Stop,
         }
     }
 
@@ -313,6 +342,11 @@ impl Agent {
         let verdict = Verdict::default();
         let (outcome_tx, outcome_rx) = watch::channel(None);
         let hooks = thread.map(|t| (t.hooks)(&resolved));
+        let workspace = WorkspacePlan {
+            manager: inner.workspace_manager.clone(),
+            spec: resolved.workspace_spec.clone(),
+            release: inner.workspace_release,
+        };
         let exec = Execution {
             run_id: run_id.clone(),
             thread_key: key,
@@ -332,6 +366,7 @@ impl Agent {
             resolved,
             hosted,
             skills,
+            workspace,
         };
         // In the caller's span (a host's run span), so the execution's logs carry it.
         inner

@@ -1,6 +1,7 @@
-//! One execution, end to end: `RunStarted`, driver invocations (with turn-end continuation
-//! through resume when the driver asks the core to drive it), structured-output validation, the
-//! single verdict, message outcomes, thread finalization, `RunFinished`, and `Done` last.
+//! One execution, end to end: `RunStarted`, the workspace lease, driver invocations (with turn-end
+//! continuation through resume when the driver asks the core to drive it) in the lease's directory,
+//! structured-output validation, the single verdict, message outcomes, thread finalization, the
+//! workspace release, `RunFinished`, and `Done` last.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -95,6 +96,8 @@ pub(crate) struct Execution {
     )>,
     /// The skills materialized for this execution; their directory is removed when it ends.
     pub skills: Option<super::skills::RunSkills>,
+    /// How the workspace is leased (from `cwd`, the base directory) and released.
+    pub workspace: super::workspace::WorkspacePlan,
 }
 
 fn reason_for(code: &FailureCode) -> FailureReason {
@@ -150,7 +153,7 @@ impl Aggregate {
 }
 
 impl Execution {
-    fn request(&self, prompt: String, session: SessionPlan) -> Request {
+    fn request(&self, prompt: String, session: SessionPlan, cwd: &std::path::Path) -> Request {
         let mut prompt = prompt;
         let mut instructions = None;
         if let Some(i) = self
@@ -183,7 +186,7 @@ impl Execution {
             prompt,
             instructions,
             model: self.resolved.model.clone(),
-            cwd: self.cwd.clone(),
+            cwd: cwd.to_owned(),
             env: self.hosted.as_ref().map(|h| h.1.clone()).unwrap_or_default(),
             policy: self.resolved.policy.clone(),
             output_schema,
@@ -350,9 +353,35 @@ impl Execution {
                 return;
             }
         };
+        // The workspace lease: before driver entry; a failure fails the run without entering it.
+        let mut lease = None;
+        if !prepared.duplicate {
+            match self
+                .workspace
+                .lease(
+                    self.cwd.clone(),
+                    &self.run_id,
+                    self.thread_key.as_deref(),
+                    &self.resolved.metadata,
+                )
+                .await
+            {
+                Ok(l) => lease = Some(l),
+                Err(e) => {
+                    let mut details = JsonMap::new();
+                    details.insert("code".into(), "workspace_unavailable".into());
+                    self.verdict.confirm(
+                        FailureReason::InfrastructureError,
+                        format!("workspace lease failed: {e}"),
+                        details,
+                    );
+                }
+            }
+        }
+        let cwd = lease.as_ref().map_or_else(|| self.cwd.clone(), |l| l.cwd.clone());
         let mut agg = Aggregate::default();
         let mut entered = false;
-        if !prepared.duplicate {
+        if lease.is_some() {
             entered = true;
             let mut session = prepared.session.clone();
             let mut prompt = format!("{}{}", prepared.prefix, self.prompt);
@@ -361,7 +390,7 @@ impl Execution {
             loop {
                 pipeline.turns_in_invocation.store(0, Ordering::SeqCst);
                 let resp = self
-                    .invoke(self.request(prompt.clone(), session.clone()), io.clone())
+                    .invoke(self.request(prompt.clone(), session.clone(), &cwd), io.clone())
                     .await;
                 // A resume rejection may fall back to one fresh session.
                 if let Some(f) = &resp.failure
@@ -496,6 +525,17 @@ impl Execution {
                     .confirm(FailureReason::InfrastructureError, e, JsonMap::new());
             }
             hooks.release(&self.broker).await;
+        }
+        if let Some(lease) = lease
+            && let Err(e) = self.workspace.release(lease).await
+        {
+            let mut details = JsonMap::new();
+            details.insert("code".into(), "workspace_release_failed".into());
+            self.verdict.confirm(
+                FailureReason::InfrastructureError,
+                format!("workspace release failed: {e}"),
+                details,
+            );
         }
 
         watcher.abort();

@@ -21,6 +21,7 @@ mod stream;
 pub mod structured;
 mod thread;
 mod verdict;
+mod workspace;
 
 pub use agent::{Agent, AgentBuilder, Runner, run_as};
 pub use approval::{ApprovalHandler, ApprovalKind, ApprovalRequest, Origin, approve_all, deny_all};

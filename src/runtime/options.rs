@@ -3,7 +3,7 @@
 //! message options on [`MessageOptions`] (and on `CallOptions` for a starting prompt); shared
 //! options on both the builder and `CallOptions`.
 //!
-//! Merge rules (nearer scope wins): model, timeout, instructions, workspace, identity and
+//! Merge rules (nearer scope wins): model, timeout, instructions, workspace, workspace spec, identity and
 //! policy replace; metadata merges by key; skills append and a duplicate key with different
 //! content fails; MCP servers and services replace the whole set and an empty set clears it;
 //! the approval handler replaces (and can be cleared back to event routing). Per-call options
@@ -29,6 +29,7 @@ use super::messages::MessageAttrs;
 use super::structured::{OutputSpec, SchemaOptions};
 use crate::driver::{Author, Identity, Policy, Timing};
 use crate::vocab::{McpServer, ServiceSpec, SkillRef};
+use crate::workspace::WorkspaceSpec;
 
 /// Options that exist in both the construction and the call scope.
 #[derive(Clone, Default, Debug)]
@@ -38,6 +39,7 @@ pub(crate) struct Shared {
     pub spawn: bool,
     pub instructions: Option<String>,
     pub workspace: Option<PathBuf>,
+    pub workspace_spec: Option<WorkspaceSpec>,
     pub metadata: BTreeMap<String, String>,
     pub identity: Option<Identity>,
     pub policy: Option<Policy>,
@@ -81,6 +83,14 @@ macro_rules! shared_options {
             /// Replaces the base working directory.
             pub fn workspace(mut self, dir: impl Into<std::path::PathBuf>) -> Self {
                 self.shared.workspace = Some(dir.into());
+                self
+            }
+
+            /// Replaces how the workspace is provisioned from the base directory (default
+            /// `WorkspaceSpec::Shared`); the Agent's workspace manager leases it per execution (see
+            /// `AgentBuilder::workspace_manager`).
+            pub fn workspace_spec(mut self, spec: $crate::workspace::WorkspaceSpec) -> Self {
+                self.shared.workspace_spec = Some(spec);
                 self
             }
 
@@ -203,6 +213,7 @@ impl CallOptions {
             || s.spawn
             || s.instructions.is_some()
             || s.workspace.is_some()
+            || s.workspace_spec.is_some()
             || !s.metadata.is_empty()
             || s.identity.is_some()
             || s.policy.is_some()
@@ -290,6 +301,8 @@ pub(crate) struct Resolved {
     pub spawn: bool,
     pub instructions: Option<String>,
     pub workspace: Option<PathBuf>,
+    /// How the workspace is provisioned (the nearer scope replaces).
+    pub workspace_spec: WorkspaceSpec,
     pub metadata: BTreeMap<String, String>,
     pub identity: Identity,
     pub policy: Policy,
@@ -331,6 +344,11 @@ pub(crate) fn resolve(defaults: &Shared, call: &Shared) -> Result<Resolved, Conf
             .clone()
             .or_else(|| defaults.instructions.clone()),
         workspace: call.workspace.clone().or_else(|| defaults.workspace.clone()),
+        workspace_spec: call
+            .workspace_spec
+            .clone()
+            .or_else(|| defaults.workspace_spec.clone())
+            .unwrap_or_default(),
         metadata,
         identity: call
             .identity

@@ -244,10 +244,15 @@ pub fn build(config: &ServerConfig, store: &Arc<dyn ThreadStore>) -> Result<Agen
             .and_then(|(_, command, env_var)| find_cli(command, env_var));
         let driver = driver_for(&spec, program, config)?;
         let policy = service_policy(&driver.descriptor(), config.approval_timeout);
-        let agent = Agent::builder_arc(driver)
+        let mut builder = Agent::builder_arc(driver)
             .thread_store(store.clone())
-            .policy(policy)
-            .build();
+            .policy(policy);
+        // The driver config's `directory` (CommonConfig: "default working directory") is the agent's
+        // default workspace; without it runs work in the service's current directory.
+        if let Some(dir) = default_directory(&spec.config) {
+            builder = builder.workspace(dir);
+        }
+        let agent = builder.build();
         agents.default.get_or_insert_with(|| spec.name.clone());
         agents.by_name.insert(
             spec.name.clone(),
@@ -260,4 +265,31 @@ pub fn build(config: &ServerConfig, store: &Arc<dyn ThreadStore>) -> Result<Agen
         );
     }
     Ok(agents)
+}
+
+/// The non-empty `directory` of a driver config (every provider's `CommonConfig` has it).
+fn default_directory(config: &Value) -> Option<PathBuf> {
+    config
+        .get("directory")
+        .and_then(Value::as_str)
+        .filter(|d| !d.trim().is_empty())
+        .map(PathBuf::from)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn the_config_directory_is_the_default_workspace() {
+        assert_eq!(
+            default_directory(&json!({"directory": "/srv/proj"})),
+            Some(PathBuf::from("/srv/proj"))
+        );
+        assert_eq!(default_directory(&json!({"directory": " "})), None);
+        assert_eq!(default_directory(&json!({"directory": 3})), None);
+        assert_eq!(default_directory(&json!({})), None);
+    }
 }

@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 
+import * as chatKit from "./chat.mjs";
 import { openBrowser, shot, startDemo, startService } from "./harness.mjs";
 
 let service;
@@ -15,26 +16,10 @@ let page;
 let problems;
 
 const chat = () => page.getByTestId("chat");
-const assistantText = async () => (await page.getByTestId("copilot-assistant-message").allInnerTexts()).join("\n");
-
-async function send(prompt) {
-  const input = page.getByTestId("copilot-chat-textarea");
-  await input.fill(prompt);
-  await input.press("Enter");
-  await page.getByTestId("copilot-user-message").filter({ hasText: prompt }).first().waitFor();
-}
-
-async function waitIdle() {
-  // The chat is idle again when the stop button has turned back into a send button.
-  await page.waitForFunction(() => {
-    const b = document.querySelector('[data-testid="copilot-send-button"]');
-    return b && !/stop/i.test(b.getAttribute("aria-label") ?? "") && !b.querySelector("rect");
-  });
-}
-
-function assertNoProblems() {
-  assert.deepEqual(problems, [], "console errors, page errors or off-loopback requests");
-}
+const assistantText = () => chatKit.assistantText(page);
+const send = (prompt) => chatKit.send(page, prompt);
+const waitIdle = () => chatKit.waitIdle(page);
+const assertNoProblems = () => chatKit.assertNoProblems(problems);
 
 before(async () => {
   service = await startService();

@@ -2,9 +2,12 @@
 // AGENT_ADAPTOR_BIN on a free port), the demo server on a free port, and Debian's chromium driven by
 // playwright-core (CHROMIUM_BIN, default /usr/bin/chromium; never a downloaded browser). Every
 // console error, page error and request leaving 127.0.0.1 is recorded so tests can fail on them.
+// For the real Claude CLI: the mock Anthropic model as a process (`mock-model-server`, next to the
+// service binary) that writes the service's config file for a `claude` agent.
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import readline from "node:readline";
 import { fileURLToPath } from "node:url";
@@ -47,14 +50,73 @@ async function spawnListening(cmd, args, pattern, env) {
   return { url, stop, output, child };
 }
 
-/** The service: an existing one (AGENT_ADAPTOR_URL) or a fresh `agent-adaptor serve` on port 0. */
-export async function startService() {
-  if (process.env.AGENT_ADAPTOR_URL) return { url: process.env.AGENT_ADAPTOR_URL.replace(/\/+$/, ""), stop: async () => {} };
+/**
+ * The service: an existing one (AGENT_ADAPTOR_URL, unless `config` is given) or a fresh
+ * `agent-adaptor serve` on port 0, with `--config <config>` when given.
+ */
+export async function startService(config) {
+  if (process.env.AGENT_ADAPTOR_URL && !config) {
+    return { url: process.env.AGENT_ADAPTOR_URL.replace(/\/+$/, ""), stop: async () => {} };
+  }
   const bin = process.env.AGENT_ADAPTOR_BIN;
   if (!bin) throw new Error("set AGENT_ADAPTOR_URL (a running service) or AGENT_ADAPTOR_BIN (the agent-adaptor binary)");
-  return spawnListening(bin, ["serve", "--bind", "127.0.0.1:0"], /agent-adaptor listening on (http:\/\/127\.0\.0\.1:\d+)/, {
+  const args = ["serve", "--bind", "127.0.0.1:0", ...(config ? ["--config", config] : [])];
+  return spawnListening(bin, args, /agent-adaptor listening on (http:\/\/127\.0\.0\.1:\d+)/, {
     RUST_LOG: process.env.RUST_LOG ?? "warn",
   });
+}
+
+/** The mock model binary: MOCK_MODEL_SERVER_BIN, else `mock-model-server` next to AGENT_ADAPTOR_BIN. */
+function mockModelBin() {
+  if (process.env.MOCK_MODEL_SERVER_BIN) return process.env.MOCK_MODEL_SERVER_BIN;
+  const bin = process.env.AGENT_ADAPTOR_BIN;
+  return bin ? path.join(path.dirname(bin), "mock-model-server") : null;
+}
+
+/**
+ * Why the real-Claude tier cannot run here (no CLI, no mock binary), or null when it can. The CLI is
+ * AGENT_ADAPTOR_CLAUDE_BIN (`eval "$(scripts/install-clis.sh --env)"`).
+ */
+export function claudeMissing() {
+  const cli = process.env.AGENT_ADAPTOR_CLAUDE_BIN;
+  if (!cli) return "AGENT_ADAPTOR_CLAUDE_BIN is not set (eval \"$(scripts/install-clis.sh --env)\")";
+  if (!existsSync(cli)) return `AGENT_ADAPTOR_CLAUDE_BIN=${cli} does not exist`;
+  const mock = mockModelBin();
+  if (!mock || !existsSync(mock)) return `no mock-model-server binary (${mock ?? "set AGENT_ADAPTOR_BIN"}): cargo build --bins`;
+  return null;
+}
+
+/**
+ * The mock Anthropic model (`mock-model-server`) on 127.0.0.1 plus a service config file for a `claude`
+ * agent running the real CLI offline against it, in a fresh temp dir. `requests()` lists every request
+ * the mock saw (`{ n, method, path }`); `project` is the CLI's project directory (testkit::claude_env's
+ * `proj/`); `stop` also removes the temp dir.
+ */
+export async function startMockModel() {
+  const root = mkdtempSync(path.join(os.tmpdir(), "web-demo-claude-"));
+  const config = path.join(root, "serve.toml");
+  const mock = await spawnListening(
+    mockModelBin(),
+    ["--serve-config", config, "--root", path.join(root, "env")],
+    /mock-model-server listening on (http:\/\/127\.0\.0\.1:\d+)/,
+    {},
+  );
+  return {
+    url: mock.url,
+    config,
+    root,
+    project: path.join(root, "env", "proj"),
+    output: mock.output,
+    requests: () =>
+      mock.output.flatMap((line) => {
+        const m = /^request (\d+) (\S+) (\S+)/.exec(line);
+        return m ? [{ n: Number(m[1]), method: m[2], path: m[3] }] : [];
+      }),
+    stop: async () => {
+      await mock.stop();
+      rmSync(root, { recursive: true, force: true });
+    },
+  };
 }
 
 /** The demo server (dist/ must be built) in front of the service at `serviceUrl`. */

@@ -1,5 +1,8 @@
 // The demo: a CopilotKit (v2) chat against agent-adaptor through the CopilotKit runtime, with a
 // thread picker that reopens earlier threads (the runtime replays them, the service continues them).
+// `?approvals=interrupt` asks the service for AG-UI interrupts (forwardedProps.approvals): a run waiting
+// for an approval ends with an interrupt that the interrupt card resumes; the default keeps the run
+// streaming and answers through the service's approval route.
 import { CopilotChat, CopilotKit, useAgent } from "@copilotkit/react-core/v2";
 import { useCallback, useEffect, useState } from "react";
 
@@ -40,8 +43,15 @@ function ThreadMemory({ threadId, onChange }) {
   return null;
 }
 
+/** The approvals mode from the URL: `interrupt`, `stream` or `tool` (forwarded to the service), else none. */
+function approvalsMode() {
+  const mode = new URL(window.location.href).searchParams.get("approvals");
+  return ["interrupt", "stream", "tool"].includes(mode) ? mode : null;
+}
+
 export function App() {
   const [threadId, setThreadId] = useState(currentThread);
+  const [approvals] = useState(approvalsMode);
   const [, setVersion] = useState(0);
   useEffect(() => {
     const onPop = () => setThreadId(currentThread());
@@ -50,13 +60,23 @@ export function App() {
   }, []);
   const bump = useCallback(() => setVersion((v) => v + 1), []);
   return (
-    <CopilotKit runtimeUrl="/api/copilotkit" showDevConsole={false} enableInspector={false}>
+    <CopilotKit
+      runtimeUrl="/api/copilotkit"
+      showDevConsole={false}
+      enableInspector={false}
+      properties={approvals ? { approvals } : undefined}
+    >
       <div className="app">
         <header>
           <h1>agent-adaptor · CopilotKit</h1>
+          {approvals && (
+            <span className="mode" data-testid="approvals-mode">
+              approvals: {approvals}
+            </span>
+          )}
           <ThreadPicker threadId={threadId} onPick={(id) => setThreadId(openThread(id))} />
         </header>
-        <Renderers />
+        <Renderers approvals={approvals} />
         <main data-testid="chat" data-thread={threadId}>
           <CopilotChat key={threadId} agentId="default" threadId={threadId} />
         </main>

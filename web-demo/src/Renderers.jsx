@@ -1,5 +1,6 @@
 // How the chat renders what the agent does: backend tool calls as cards, the service's approval
 // requests (tool calls named `dec.<kind>`) as approve/deny and question UIs, and AG-UI interrupts.
+// In interrupt mode the decision calls are only shown; the interrupt card answers them.
 import { useDefaultRenderTool, useInterrupt, useRenderTool } from "@copilotkit/react-core/v2";
 import { useState } from "react";
 import { z } from "zod";
@@ -56,10 +57,10 @@ function useDecision(parameters) {
   return [state, send];
 }
 
-/** A permission request: Approve / Deny while the run waits for it. */
-function ApprovalCard({ parameters, status, result }) {
+/** A permission request: Approve / Deny while the run waits for it (shown only, with `viaInterrupt`). */
+function ApprovalCard({ parameters, status, result, viaInterrupt }) {
   const [state, send] = useDecision(parameters);
-  const answered = status === "complete" || state.done;
+  const answered = status === "complete" || state.done || viaInterrupt;
   return (
     <div className="card approval" data-testid="approval" data-status={status}>
       <div className="card-title">
@@ -75,6 +76,7 @@ function ApprovalCard({ parameters, status, result }) {
           </button>
         </div>
       )}
+      {viaInterrupt && status !== "complete" && <div className="note">Answer it in the interrupt card.</div>}
       {state.done && <div className="note">You {state.done} this.</div>}
       {status === "complete" && <pre className="result">{pretty(result ?? "")}</pre>}
       {state.error && <div className="error">{state.error}</div>}
@@ -82,11 +84,11 @@ function ApprovalCard({ parameters, status, result }) {
   );
 }
 
-/** A question with choices (and a free-text answer). */
-function QuestionCard({ parameters, status, result }) {
+/** A question with choices (and a free-text answer); shown only, with `viaInterrupt`. */
+function QuestionCard({ parameters, status, result, viaInterrupt }) {
   const [state, send] = useDecision(parameters);
   const [free, setFree] = useState("");
-  const answered = status === "complete" || state.done;
+  const answered = status === "complete" || state.done || viaInterrupt;
   return (
     <div className="card question" data-testid="question" data-status={status} data-run={parameters.run_id}>
       <div className="card-title">
@@ -117,19 +119,49 @@ function QuestionCard({ parameters, status, result }) {
   );
 }
 
-/** An AG-UI interrupt (the run ended waiting for an answer): resolve or cancel it. */
+/**
+ * An AG-UI interrupt (the run ended waiting for an answer): approve / deny, or pick a choice for a
+ * question (`reason: input_required`). Answering starts the resume run on the same thread.
+ */
 function InterruptCard({ interrupt, resolve, cancel }) {
+  const [busy, setBusy] = useState(false);
   if (!interrupt) return null;
+  const meta = interrupt.metadata ?? {};
+  const answer = (payload) => {
+    setBusy(true);
+    resolve(payload, interrupt.id);
+  };
   return (
-    <div className="card interrupt" data-testid="interrupt">
+    <div
+      className="card interrupt"
+      data-testid="interrupt"
+      data-reason={interrupt.reason}
+      data-run={meta.run_id}
+      data-interrupt={interrupt.id}
+    >
       <div className="card-title">
-        <span className="badge warn">{interrupt.reason}</span> {interrupt.message ?? "The agent is waiting for you"}
+        <span className="badge warn">interrupt · {interrupt.reason}</span> {interrupt.message ?? "The agent is waiting for you"}
       </div>
       <div className="actions">
-        <button data-testid="interrupt-approve" onClick={() => resolve({ approved: true }, interrupt.id)}>
-          Approve
-        </button>
-        <button data-testid="interrupt-deny" onClick={() => cancel(interrupt.id)}>
+        {interrupt.reason === "input_required" ? (
+          (meta.choices ?? []).map((c) => (
+            <button key={c.key} data-testid={`interrupt-choice-${c.key}`} disabled={busy} onClick={() => answer({ answer: c.key })}>
+              {c.label}
+            </button>
+          ))
+        ) : (
+          <button data-testid="interrupt-approve" disabled={busy} onClick={() => answer({ approved: true })}>
+            Approve
+          </button>
+        )}
+        <button
+          data-testid="interrupt-deny"
+          disabled={busy}
+          onClick={() => {
+            setBusy(true);
+            cancel(interrupt.id);
+          }}
+        >
           Deny
         </button>
       </div>
@@ -138,11 +170,24 @@ function InterruptCard({ interrupt, resolve, cancel }) {
 }
 
 /** Registers every renderer; render it once inside the CopilotKit provider. */
-export function Renderers() {
+export function Renderers({ approvals }) {
+  const viaInterrupt = approvals === "interrupt";
   useDefaultRenderTool({ render: (props) => <ToolCard {...props} /> });
-  useRenderTool({ name: "dec.permission", parameters: Decision, render: (props) => <ApprovalCard {...props} /> });
-  useRenderTool({ name: "dec.plan_review", parameters: Decision, render: (props) => <ApprovalCard {...props} /> });
-  useRenderTool({ name: "dec.question", parameters: Decision, render: (props) => <QuestionCard {...props} /> });
+  useRenderTool({
+    name: "dec.permission",
+    parameters: Decision,
+    render: (props) => <ApprovalCard {...props} viaInterrupt={viaInterrupt} />,
+  });
+  useRenderTool({
+    name: "dec.plan_review",
+    parameters: Decision,
+    render: (props) => <ApprovalCard {...props} viaInterrupt={viaInterrupt} />,
+  });
+  useRenderTool({
+    name: "dec.question",
+    parameters: Decision,
+    render: (props) => <QuestionCard {...props} viaInterrupt={viaInterrupt} />,
+  });
   useInterrupt({ render: (props) => <InterruptCard {...props} /> });
   return null;
 }

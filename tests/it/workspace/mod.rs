@@ -1,6 +1,9 @@
 //! Workspaces with the real system git: the built-in worktree manager creates a worktree on a new
 //! branch from a base ref in the parent dir, keeps it or removes worktree and branch on release; the
-//! passthrough manager leases the base unchanged and creates nothing.
+//! passthrough manager leases the base unchanged and creates nothing. `agent.rs`: the same through
+//! `AgentBuilder::workspace_manager` and executions.
+
+mod agent;
 
 use std::path::Path;
 use std::process::Command;
@@ -10,7 +13,7 @@ use agent_adaptor::workspace::{
     WorkspaceSpec,
 };
 
-fn git(dir: &Path, args: &[&str]) -> String {
+pub(crate) fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
         .arg("-C")
         .arg(dir)
@@ -31,7 +34,7 @@ fn git(dir: &Path, args: &[&str]) -> String {
 }
 
 /// A repo with `main` (README = "main") and `feature` (README = "feature").
-fn repo(root: &Path) -> std::path::PathBuf {
+pub(crate) fn repo(root: &Path) -> std::path::PathBuf {
     let r = root.join("repo");
     std::fs::create_dir_all(&r).unwrap();
     git(&r, &["init", "-q", "-b", "main"]);
