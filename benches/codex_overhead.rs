@@ -6,9 +6,14 @@
 //! (`scripts/install-clis.sh`); prints a SKIPPED line without it. Plain timing loop: one sample takes
 //! hundreds of milliseconds.
 //!
-//! Direct: spawn `codex app-server --listen stdio://`, write `initialize`, `initialized`, `thread/start`,
-//! `turn/start` (the same frames the driver writes), read until `turn/completed`, close stdin and wait.
-//! Library: `Agent::send` on a `CodexDriver` configured with the same provider and home.
+//! Cold (a fresh process per run): direct spawns `codex app-server --listen stdio://`, writes
+//! `initialize`, `initialized`, `thread/start`, `turn/start` (the same frames the driver writes), reads
+//! until `turn/completed`, closes stdin and waits; the library runs `Agent::send` on a `CodexDriver`
+//! configured with the same provider and home.
+//!
+//! Warm (a thread's second and later turns on a running app-server): direct keeps one app-server with
+//! a started thread and writes only `turn/start` per sample; the library sends on one `Thread`, whose
+//! persistent app-server the driver keeps between runs.
 
 use std::path::Path;
 use std::process::Stdio;
@@ -129,6 +134,141 @@ async fn library(agent: &Agent, ws: &Path) -> Sample {
     }
 }
 
+/// One running app-server holding one thread, driven by hand.
+struct Warm {
+    child: tokio::process::Child,
+    stdin: tokio::process::ChildStdin,
+    lines: tokio::io::Lines<BufReader<tokio::process::ChildStdout>>,
+    thread: String,
+    next_id: u64,
+}
+
+impl Warm {
+    async fn start(bin: &Path, c: &CodexConfig, ws: &Path) -> Warm {
+        let home = c.codex_home.clone().unwrap();
+        let mut child = tokio::process::Command::new(bin)
+            .args(["app-server", "--listen", "stdio://"])
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .envs(&c.common.env)
+            .env("CODEX_HOME", &home)
+            .current_dir(ws)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let mut w = Warm {
+            child,
+            stdin,
+            lines,
+            thread: String::new(),
+            next_id: 3,
+        };
+        let ws_s = ws.to_string_lossy();
+        w.write(r#"{"id":1,"method":"initialize","params":{"clientInfo":{"name":"agent-adaptor","version":"0"}}}"#)
+            .await;
+        w.until(|v| v["id"] == 1).await;
+        w.write(r#"{"method":"initialized"}"#).await;
+        w.write(&format!(
+            r#"{{"id":2,"method":"thread/start","params":{{"cwd":"{ws_s}","model":"gpt-5.5","approvalPolicy":"on-request","sandbox":"workspace-write"}}}}"#
+        ))
+        .await;
+        let v = w.until(|v| v["id"] == 2).await;
+        w.thread = v["result"]["thread"]["id"].as_str().unwrap().to_owned();
+        w
+    }
+
+    async fn write(&mut self, frame: &str) {
+        self.stdin
+            .write_all(format!("{frame}\n").as_bytes())
+            .await
+            .unwrap();
+    }
+
+    async fn until(&mut self, f: impl Fn(&serde_json::Value) -> bool) -> serde_json::Value {
+        while let Some(line) = self.lines.next_line().await.unwrap() {
+            let v: serde_json::Value = serde_json::from_str(&line).unwrap_or_default();
+            if f(&v) {
+                return v;
+            }
+        }
+        panic!("app-server ended");
+    }
+
+    /// One turn: `turn/start`, then read until `turn/completed`.
+    async fn turn(&mut self) -> Sample {
+        let started = Instant::now();
+        let id = self.next_id;
+        self.next_id += 1;
+        let turn = format!(
+            r#"{{"id":{id},"method":"turn/start","params":{{"threadId":"{}","input":[{{"type":"text","text":"say hi","text_elements":[]}}]}}}}"#,
+            self.thread
+        );
+        self.write(&turn).await;
+        let mut first = None;
+        while let Some(line) = self.lines.next_line().await.unwrap() {
+            let v: serde_json::Value = serde_json::from_str(&line).unwrap_or_default();
+            if v["method"] == "item/agentMessage/delta" && first.is_none() {
+                first = Some(started.elapsed());
+            } else if v["method"] == "turn/completed" {
+                break;
+            }
+        }
+        Sample {
+            first: first.unwrap_or_default(),
+            done: started.elapsed(),
+        }
+    }
+
+    async fn close(mut self) {
+        drop(self.stdin);
+        self.child.wait().await.unwrap();
+    }
+}
+
+async fn library_thread(thread: &agent_adaptor::runtime::Thread, ws: &Path) -> Sample {
+    let started = Instant::now();
+    let policy = Policy::workspace_write().with_approvals(ApprovalPolicy {
+        permission: ApprovalMode::AutoApprove,
+        ..Default::default()
+    });
+    let stream = thread.send("say hi", CallOptions::new().workspace(ws).policy(policy));
+    let mut events = stream.events();
+    let mut first = None;
+    while let Some(e) = events.next().await {
+        if first.is_none() && matches!(&e.payload, Payload::TextDelta(t) if !t.text.is_empty()) {
+            first = Some(started.elapsed());
+        }
+    }
+    stream.result().await.unwrap();
+    Sample {
+        first: first.unwrap_or_default(),
+        done: started.elapsed(),
+    }
+}
+
+fn report(name: &str, runs: usize, d: &[Sample], l: &[Sample]) {
+    let df = median(d.iter().map(|s| s.first).collect());
+    let dd = median(d.iter().map(|s| s.done).collect());
+    let lf = median(l.iter().map(|s| s.first).collect());
+    let ld = median(l.iter().map(|s| s.done).collect());
+    println!("codex app-server overhead ({name}), median of {runs} alternating runs");
+    println!("| | first text delta | turn completed / result |");
+    println!("|---|---|---|");
+    println!("| CLI direct | {} | {} |", ms(df), ms(dd));
+    println!("| library | {} | {} |", ms(lf), ms(ld));
+    println!(
+        "| added | {:+.1} ms | {:+.1} ms |",
+        (lf.as_secs_f64() - df.as_secs_f64()) * 1000.0,
+        (ld.as_secs_f64() - dd.as_secs_f64()) * 1000.0
+    );
+    println!();
+}
+
 fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();
     v[v.len() / 2]
@@ -166,18 +306,19 @@ async fn main() {
         d.push(direct(&bin, &c, &ws).await);
         l.push(library(&agent, &ws).await);
     }
-    let df = median(d.iter().map(|s| s.first).collect());
-    let dd = median(d.iter().map(|s| s.done).collect());
-    let lf = median(l.iter().map(|s| s.first).collect());
-    let ld = median(l.iter().map(|s| s.done).collect());
-    println!("codex app-server overhead, median of {runs} alternating runs");
-    println!("| | first text delta | turn completed / result |");
-    println!("|---|---|---|");
-    println!("| CLI direct | {} | {} |", ms(df), ms(dd));
-    println!("| library | {} | {} |", ms(lf), ms(ld));
-    println!(
-        "| added | {:+.1} ms | {:+.1} ms |",
-        (lf.as_secs_f64() - df.as_secs_f64()) * 1000.0,
-        (ld.as_secs_f64() - dd.as_secs_f64()) * 1000.0
-    );
+    report("cold: a fresh process per run", runs, &d, &l);
+
+    // Warm: a thread's later turns on a running app-server.
+    let mut warm = Warm::start(&bin, &c, &ws).await;
+    let thread = agent.thread("bench-warm");
+    warm.turn().await;
+    library_thread(&thread, &ws).await;
+    let (mut d, mut l) = (Vec::new(), Vec::new());
+    for _ in 0..runs {
+        d.push(warm.turn().await);
+        l.push(library_thread(&thread, &ws).await);
+    }
+    report("warm: a thread's next turn on a running app-server", runs, &d, &l);
+    warm.close().await;
+    agent.close(Duration::from_secs(10)).await.unwrap();
 }

@@ -31,6 +31,7 @@
 //! | `stderr.rs` | [`StderrCapture`]: bounded tail, complete bytes, line forwarding |
 //! | `capture.rs` | [`Captured`]: complete output with a cap, for `Result.Raw` |
 //! | `registry.rs` | [`ProcessRegistry`]: live children, metrics, shutdown backstop |
+//! | `pool.rs` | [`ProcessPool`]: persistent processes per thread (lease, signature, idle eviction, close) |
 //! | `orphans.rs` | [`reap_orphans`]: boot-time cleanup after a server that was SIGKILLed |
 //! | `sys.rs` | the raw syscalls (signals, pidfd, prctl), each in a minimal `unsafe` block |
 //!
@@ -75,6 +76,7 @@ mod child;
 mod error;
 mod lines;
 mod orphans;
+mod pool;
 mod registry;
 mod spawn;
 mod spec;
@@ -90,6 +92,7 @@ pub use child::{Child, StdoutLines};
 pub use error::ProcessError;
 pub use lines::{JsonLines, JsonLinesCodec, Line, TOO_LONG_PREFIX};
 pub use orphans::{OWNER_ENV, OrphanReport, reap_orphans};
+pub use pool::{DEFAULT_IDLE_TIMEOUT, Lease, PoolKey, Pooled, ProcessPool, Taken};
 pub use registry::{ProcessId, ProcessInfo, ProcessRegistry, ShutdownReport};
 pub use spawn::spawn;
 pub use spec::{

@@ -122,6 +122,10 @@ pub struct CodexConfig {
     /// Wall-clock bound of one turn; `None` means the request timeout, then [`DEFAULT_TURN_TIMEOUT`].
     #[serde(with = "opt_millis")]
     pub turn_timeout: Option<Duration>,
+    /// How long a thread's persistent app-server may stay idle before it is stopped; `None` means
+    /// [`DEFAULT_IDLE_TIMEOUT`](crate::driver::process::DEFAULT_IDLE_TIMEOUT).
+    #[serde(with = "opt_millis")]
+    pub idle_timeout: Option<Duration>,
 }
 
 impl CodexConfig {
@@ -148,6 +152,12 @@ impl CodexConfig {
     /// The effective handshake timeout.
     pub fn handshake_timeout(&self) -> Duration {
         self.handshake_timeout.unwrap_or(DEFAULT_HANDSHAKE_TIMEOUT)
+    }
+
+    /// The effective idle timeout of a persistent app-server.
+    pub fn idle_timeout(&self) -> Duration {
+        self.idle_timeout
+            .unwrap_or(crate::driver::process::DEFAULT_IDLE_TIMEOUT)
     }
 
     /// The program to run: the configured command, else [`BIN_ENV`], else `codex` on `PATH`.
@@ -203,7 +213,10 @@ impl CodexConfig {
                 return Err(bad(format!("provider env_key {k:?} is not a variable name")));
             }
         }
-        for t in [self.handshake_timeout, self.turn_timeout].into_iter().flatten() {
+        for t in [self.handshake_timeout, self.turn_timeout, self.idle_timeout]
+            .into_iter()
+            .flatten()
+        {
             if t.is_zero() {
                 return Err(bad("timeouts must be positive".into()));
             }

@@ -27,7 +27,7 @@ pub mod wire;
 
 use std::sync::Arc;
 
-use crate::driver::process::ProcessRegistry;
+use crate::driver::process::{ProcessPool, ProcessRegistry};
 use crate::driver::{
     Boundary, CheckStatus, ConfigField, ConfigSchema, ContinueMode, DecisionMode, Descriptor, Driver,
     EnvironmentCheck, EnvironmentReport, InspectError, InvalidConfig, JsonSessionCodec, McpCaps, MessageCaps,
@@ -86,7 +86,7 @@ pub fn descriptor() -> Descriptor {
             tool_call_args: true,
             hitl: true,
         },
-        process: ProcessCaps { persistent: false },
+        process: ProcessCaps { persistent: true },
         mcp: McpCaps {
             stdio: true,
             http: true,
@@ -97,20 +97,25 @@ pub fn descriptor() -> Descriptor {
     }
 }
 
-/// The Codex driver. Each invocation starts its own `codex app-server`, registered in the driver's
-/// [`ProcessRegistry`] and stopped and reaped before `run` returns.
+/// The Codex driver. A thread's runs share one persistent `codex app-server` (kept in the driver's
+/// [`ProcessPool`] between runs, see `docs/providers/codex-driver.md`); direct runs and `WithSpawn`
+/// runs start their own, stopped and reaped before `run` returns. Every process is registered in
+/// the driver's [`ProcessRegistry`].
 #[derive(Debug, Clone)]
 pub struct CodexDriver {
     config: Arc<CodexConfig>,
     registry: ProcessRegistry,
+    pool: ProcessPool<run::conn::Conn>,
 }
 
 impl CodexDriver {
     /// A driver with `config`.
     pub fn new(config: CodexConfig) -> CodexDriver {
+        let pool = ProcessPool::new(config.idle_timeout(), config.common.grace());
         CodexDriver {
             config: Arc::new(config),
             registry: ProcessRegistry::new(),
+            pool,
         }
     }
 
@@ -119,9 +124,14 @@ impl CodexDriver {
         &self.config
     }
 
-    /// The registry of this driver's live processes (tests assert it is empty after each run).
+    /// The registry of this driver's live processes (tests assert it is empty after each direct run).
     pub fn registry(&self) -> &ProcessRegistry {
         &self.registry
+    }
+
+    /// How many persistent app-servers are kept idle for their threads.
+    pub fn idle_processes(&self) -> usize {
+        self.pool.idle_count()
     }
 }
 
@@ -136,7 +146,7 @@ impl Driver for CodexDriver {
     }
 
     async fn run(&self, request: Request, io: RunIo) -> Response {
-        run::run(&self.config, &self.registry, request, io).await
+        run::run(&self.config, &self.registry, &self.pool, request, io).await
     }
 
     fn session_codec(&self) -> Option<Arc<dyn SessionCodec>> {
@@ -238,6 +248,11 @@ impl Driver for CodexDriver {
                     "Wait for the initialize/thread/turn answers",
                 ),
                 f(
+                    "idle_timeout",
+                    "milliseconds",
+                    "A thread's persistent app-server is stopped after this long without a run (default 5 min)",
+                ),
+                f(
                     "turn_timeout",
                     "milliseconds",
                     "Wall-clock bound of a turn (Codex retries an unreachable endpoint forever)",
@@ -247,6 +262,7 @@ impl Driver for CodexDriver {
     }
 
     async fn close_processes(&self) -> Result<(), String> {
+        self.pool.close().await;
         let report = self.registry.shutdown_all(self.config.common.grace()).await;
         if report.unreaped > 0 {
             return Err(format!("{} Codex processes could not be reaped", report.unreaped));

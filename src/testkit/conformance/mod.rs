@@ -134,7 +134,9 @@ pub async fn check_driver(factory: &(dyn Fn() -> Arc<dyn Driver> + Send + Sync),
         || "native_with_hitl declared without native".into(),
     );
     if d.process.persistent {
-        let r = tokio::time::timeout(Duration::from_secs(10), a.close_processes()).await;
+        // On an instance of its own: closing ends a driver's processes for good, and `a` still runs.
+        let closing = factory();
+        let r = tokio::time::timeout(Duration::from_secs(10), closing.close_processes()).await;
         report.check("CAP-11", matches!(r, Ok(Ok(()))), || {
             format!("close_processes failed: {r:?}")
         });

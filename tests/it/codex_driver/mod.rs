@@ -5,6 +5,8 @@
 //! * `basic.rs` — text with reasoning, a command round trip, model errors, a crashing CLI, cancel with
 //!   reaping, instructions and native structured output, inspection.
 //! * `decisions.rs` — command and file-change approvals approved and denied.
+//! * `persistent.rs` — the persistent app-server per thread: reuse, idle eviction, signature restart,
+//!   cancel, close.
 //! * `threads.rs` — resume in a new process, resume rejection with the fresh retry, fork, AfterTurn input.
 //! * `messages.rs` — Soon input steered into the running turn, Interrupt input starting the next turn.
 //! * `questions.rs` — `request_user_input` in Plan collaboration mode through the question policy.
@@ -14,6 +16,7 @@ mod basic;
 mod decisions;
 mod kit;
 mod messages;
+mod persistent;
 mod questions;
 mod threads;
 

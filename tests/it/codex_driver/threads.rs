@@ -1,5 +1,6 @@
-//! Threads over app-server: resume in a new process, a lost thread rejected and retried fresh once, a
-//! fork that leaves the parent alone, and AfterTurn input continuing the same thread in-run.
+//! Threads over app-server: resume in a new process (`WithSpawn`), a lost thread rejected and retried
+//! fresh once, a fork that leaves the parent alone, and AfterTurn input continuing the same thread
+//! in-run. The persistent app-server per thread is in `persistent.rs`.
 
 use std::time::Duration;
 
@@ -20,7 +21,16 @@ async fn a_thread_resumes_in_a_new_process_with_its_history() {
     let first = thread.send("remember PAPAYA", cx.auto()).result().await.unwrap();
     let tid = first.metadata["thread_id"].clone();
     assert!(!tid.is_empty());
-    let second = thread.send("what word?", cx.auto()).result().await.unwrap();
+    assert_eq!(cx.driver.idle_processes(), 1, "the thread's app-server is kept");
+    // WithSpawn: a fresh process resumes the thread from the checkpoint, and neither is kept.
+    let stream = thread.send("what word?", cx.auto().spawn());
+    let events = drain(&stream).await;
+    let second = stream.result().await.unwrap();
+    assert!(
+        events.iter().any(|e| matches!(&e.payload, Payload::ProcessInfo(p) if p.metadata.get("persistent").map(String::as_str) == Some("false"))),
+        "a new, one-off process"
+    );
+    assert_eq!(cx.driver.idle_processes(), 0);
     assert_eq!(
         second.metadata["thread_id"], tid,
         "the same Codex thread continues"
@@ -42,7 +52,8 @@ async fn a_lost_thread_is_a_resume_rejection_and_the_thread_starts_fresh() {
     let thread = agent.thread("cx-lost");
     let first = thread.send("first", cx.auto()).result().await.unwrap();
     std::fs::remove_dir_all(&cx.codex_home).unwrap();
-    let stream = thread.send("second", cx.auto());
+    // A fresh process (the kept one still holds the thread in memory) finds no rollout.
+    let stream = thread.send("second", cx.auto().spawn());
     let events = drain(&stream).await;
     let r = stream.result().await.unwrap();
     assert!(r.text.starts_with("ECHO n=2: "), "{}", r.text);
@@ -92,6 +103,12 @@ async fn a_fork_branches_the_thread_and_leaves_the_parent_alone() {
         !users.iter().any(|t| t == "branch prompt"),
         "the branch is not in the parent: {users:?}"
     );
+    assert_eq!(
+        cx.driver.idle_processes(),
+        2,
+        "parent and child each keep an app-server"
+    );
+    agent.close(Duration::from_secs(10)).await.unwrap();
     cx.assert_reaped();
 }
 

@@ -4,6 +4,7 @@
 mod crash;
 mod io;
 mod lifecycle;
+mod pool;
 mod tidy;
 
 use std::time::{Duration, Instant};

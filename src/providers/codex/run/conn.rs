@@ -8,8 +8,8 @@ use futures::StreamExt;
 use serde_json::Value;
 
 use crate::driver::process::{
-    Child, ExitInfo, Line, ProcessError, ProcessRegistry, ProcessSpec, StdinError, StdinWriter, StdoutLines,
-    StopPlan, spawn,
+    Child, ExitInfo, Line, Pooled, ProcessError, ProcessRegistry, ProcessSpec, StdinError, StdinWriter,
+    StdoutLines, StopPlan, spawn,
 };
 
 use super::super::wire::client::ClientRequest;
@@ -37,6 +37,25 @@ pub struct Conn {
     pub stdout: StdoutLines,
     stdin: StdinWriter,
     next_id: i64,
+    /// `initialize` was answered (a kept process skips the handshake).
+    pub initialized: bool,
+    /// The thread this process has loaded and the model it runs, once `thread/*` answered.
+    pub thread: Option<(String, Option<String>)>,
+}
+
+impl Pooled for Conn {
+    fn child(&self) -> &Child {
+        &self.child
+    }
+
+    /// stdin EOF first: an idle app-server exits by itself in ~60 ms.
+    fn stop_plan(&self, grace: Duration) -> StopPlan {
+        let w = self.stdin.clone();
+        StopPlan::new()
+            .interrupt_grace(grace)
+            .term_grace(grace)
+            .interrupt(async move { w.close().await })
+    }
 }
 
 /// What to start.
@@ -75,6 +94,8 @@ impl Conn {
             stdout,
             stdin,
             next_id: 1,
+            initialized: false,
+            thread: None,
         })
     }
 
@@ -122,12 +143,7 @@ impl Conn {
 
     /// Stops it: stdin EOF, then SIGTERM and SIGKILL to the group, each after `grace`.
     pub async fn stop(&self, grace: Duration) -> ExitInfo {
-        let w = self.stdin.clone();
-        let plan = StopPlan::new()
-            .interrupt_grace(grace)
-            .term_grace(grace)
-            .interrupt(async move { w.close().await });
-        self.child.stop(plan).await
+        self.child.stop(self.stop_plan(grace)).await
     }
 
     /// Ends it after the run: stdin EOF and up to [`EXIT_WAIT`] to exit on its own, then the stop ladder.

@@ -1,30 +1,35 @@
 //! One invocation of the Codex driver over `codex app-server`, end to end.
 //!
-//! 1. Prepare the SDK-owned `CODEX_HOME` (`config.toml`) and spawn `codex app-server --listen stdio://`.
-//! 2. `initialize` + `initialized`, then `thread/start`, `thread/resume` or `thread/fork` with the
-//!    policy (sandbox, approval policy `on-request`: every request Codex raises goes through the
-//!    run's decision policy) and the developer instructions.
+//! 1. On a thread, lease the thread's kept app-server from the pool when its signature matches
+//!    (`driver::process::ProcessPool`); else prepare the SDK-owned `CODEX_HOME` (`config.toml`) and
+//!    spawn `codex app-server --listen stdio://`.
+//! 2. `initialize` + `initialized` (a kept process skips both), then `thread/start`, `thread/resume`
+//!    or `thread/fork` with the policy (sandbox, approval policy `on-request`: every request Codex
+//!    raises goes through the run's decision policy) and the developer instructions; a kept process
+//!    that already holds the resumed thread skips this too.
 //! 3. `turn/start` with the prompt (and the output schema); notifications are translated in wire order,
 //!    fenced by thread and turn ([`super::translate`]); server requests become decisions.
 //! 4. While a turn runs, `Soon` input is steered in (`turn/steer`) and `Interrupt` input interrupts the
 //!    turn (`turn/interrupt`) and starts the next one with it ([`input`]). At `turn/completed`, queued
 //!    AfterTurn input starts the next turn in the same process.
-//! 5. stdin EOF and the process exits; on cancel, timeout or a protocol break, `turn/interrupt` and the
-//!    escalating stop. Every process is reaped before `run` returns.
+//! 5. A clean run on a thread returns its process to the pool for the next run; otherwise stdin EOF and
+//!    the process exits; on cancel, timeout or a protocol break, `turn/interrupt` and the escalating
+//!    stop (never a replay of the prompt). Every process not kept is reaped before `run` returns.
 
 pub(super) mod conn;
 mod input;
 mod turn;
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::driver::process::ProcessRegistry;
+use crate::driver::process::{Lease, PoolKey, ProcessPool, ProcessRegistry, Taken};
 use crate::driver::{
     Checkpoint, DecisionKind, DecisionMode, DriverEvent, ExitInfo, Failure, FailureCode, Notice, ProcessInfo,
-    ProcessKind, RawStreams, Request, Response, RunIo, SessionPlan, SessionState, notice_kind,
+    ProcessKind, RawStreams, Request, Response, RunIo, SessionPlan, SessionState, notice_kind, session,
     session::PARAM_CWD,
 };
 
@@ -44,6 +49,7 @@ pub const TRANSPORT: &str = "app-server";
 struct Exec<'a> {
     config: &'a CodexConfig,
     registry: &'a ProcessRegistry,
+    pool: &'a ProcessPool<Conn>,
     req: &'a Request,
     io: &'a RunIo,
     home: PathBuf,
@@ -51,6 +57,8 @@ struct Exec<'a> {
     tr: Translator,
     raw: RawStreams,
     exit: Option<ExitInfo>,
+    /// The process was kept for the thread's next run (so it has no exit status).
+    kept: bool,
     failure: Option<Failure>,
     model: Option<String>,
     /// A decision was denied with abort (`cancel` answered): the interrupted turn is a rejection.
@@ -66,16 +74,16 @@ struct Exec<'a> {
 }
 
 /// Runs one invocation.
-pub async fn run(config: &CodexConfig, registry: &ProcessRegistry, req: Request, io: RunIo) -> Response {
+pub async fn run(
+    config: &CodexConfig,
+    registry: &ProcessRegistry,
+    pool: &ProcessPool<Conn>,
+    req: Request,
+    io: RunIo,
+) -> Response {
     let home = home::codex_home(config, &req.identity.profile);
     if let Some(reason) = guard_violation(&req, &home) {
         return Response::failed(FailureCode::ResumeRejected, reason);
-    }
-    if let Err(e) = home::prepare(&home, config) {
-        return Response::failed(
-            FailureCode::AgentError,
-            format!("cannot prepare CODEX_HOME {}: {e}", home.display()),
-        );
     }
     let limit = [config.turn_timeout, req.timeout, config.common.timeout]
         .into_iter()
@@ -85,6 +93,7 @@ pub async fn run(config: &CodexConfig, registry: &ProcessRegistry, req: Request,
     let mut ex = Exec {
         config,
         registry,
+        pool,
         req: &req,
         io: &io,
         home,
@@ -92,6 +101,7 @@ pub async fn run(config: &CodexConfig, registry: &ProcessRegistry, req: Request,
         tr: Translator::new(),
         raw: RawStreams::default(),
         exit: None,
+        kept: false,
         failure: None,
         model: None,
         rejected_abort: false,
@@ -150,7 +160,9 @@ impl Exec<'_> {
         }
     }
 
-    async fn launch(&mut self) -> Option<Conn> {
+    /// The process for this run: the thread's kept app-server when its signature matches, else a
+    /// new one (kept after the run when the run is on a thread and not `WithSpawn`).
+    async fn acquire(&mut self) -> Option<(Conn, Option<Lease<Conn>>)> {
         let program = self.config.program();
         let approve_all =
             self.req.policy.approvals.effective_mode(DecisionKind::Permission) == DecisionMode::AutoApprove;
@@ -161,11 +173,43 @@ impl Exec<'_> {
                 return None;
             }
         };
+        let args = argv::app_server(&self.config.common.extra_args, &self.req.policy, &mcp);
+        let vars = home::vars(self.config, &self.req.env, &self.home);
+        let lease = match &self.req.thread_key {
+            Some(thread) => {
+                let key = PoolKey::new(&self.req.identity.tenant, thread);
+                let sig = self.signature(&program, &args, &vars);
+                match self.pool.checkout(key, &sig, self.req.spawn).await {
+                    Taken::Warm(conn, lease) => {
+                        self.io
+                            .events
+                            .notice(
+                                Notice::new(notice_kind::RUNTIME, "reusing the thread's codex app-server")
+                                    .with_meta("source", "codex.process")
+                                    .with_meta("pid", conn.child.pid().to_string())
+                                    .with_meta("transport", TRANSPORT),
+                            )
+                            .await;
+                        return Some((conn, Some(lease)));
+                    }
+                    Taken::Cold(lease) => Some(lease),
+                }
+            }
+            None => None,
+        };
+        if let Err(e) = home::prepare(&self.home, self.config) {
+            self.fail(
+                FailureCode::AgentError,
+                format!("cannot prepare CODEX_HOME {}: {e}", self.home.display()),
+            );
+            return None;
+        }
+        let kept = lease.as_ref().is_some_and(Lease::is_kept);
         let launch = Launch {
             program: &program,
-            args: argv::app_server(&self.config.common.extra_args, &self.req.policy, &mcp),
+            args,
             cwd: &self.req.cwd,
-            vars: home::vars(self.config, &self.req.env, &self.home),
+            vars,
             label: format!("codex app-server {}", self.req.run_id),
         };
         match Conn::spawn(self.registry, launch).await {
@@ -179,8 +223,9 @@ impl Exec<'_> {
                 };
                 info.metadata.insert("pid".into(), c.child.pid().to_string());
                 info.metadata.insert("transport".into(), TRANSPORT.into());
+                info.metadata.insert("persistent".into(), kept.to_string());
                 self.io.events.emit(DriverEvent::ProcessInfo(info)).await;
-                Some(c)
+                Some((c, lease))
             }
             Err(e) => {
                 self.fail(FailureCode::AgentError, format!("cannot start Codex: {e}"));
@@ -189,13 +234,36 @@ impl Exec<'_> {
         }
     }
 
+    /// The persistent-process signature: everything fixed for a process's life (argv, cwd,
+    /// environment, the driver configuration) and everything `thread/start|resume` fixes for its
+    /// thread (model, sandbox, developer instructions). A change restarts the process.
+    fn signature(&self, program: &Path, args: &[String], vars: &BTreeMap<String, String>) -> String {
+        let env = vars
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join("\u{1f}");
+        let config = serde_json::to_string(self.config).unwrap_or_default();
+        let model = self.req.model.as_deref().or(self.config.model.as_deref());
+        session::fingerprint(&[
+            &program.to_string_lossy(),
+            &args.join("\u{1f}"),
+            &self.req.cwd.to_string_lossy(),
+            &env,
+            &config,
+            model.unwrap_or(""),
+            &format!("{:?}", self.req.policy.sandbox),
+            self.instructions().as_deref().unwrap_or(""),
+        ])
+    }
+
     async fn go(&mut self) {
         if self.io.cancel.is_cancelled() {
             self.cancelled = true;
             self.fail(FailureCode::Cancelled, "cancelled");
             return;
         }
-        let Some(mut conn) = self.launch().await else {
+        let Some((mut conn, lease)) = self.acquire().await else {
             return;
         };
         self.drive(&mut conn).await;
@@ -205,20 +273,45 @@ impl Exec<'_> {
         );
         let aborted = self.tr.abort_turn(&why);
         self.emit_all(aborted).await;
-        let clean = self.failure.is_none() && self.tr.terminal().is_some();
-        let exit = if clean {
-            conn.finish(self.grace()).await
-        } else {
-            conn.stop(self.grace()).await
+        let clean = self.failure.is_none() && self.tr.terminal().is_some() && !self.cancelled;
+        let exit = match lease {
+            Some(lease) if clean && lease.is_kept() => {
+                // The run ended at a turn boundary: keep the process for the thread's next run.
+                self.take_raw(&mut conn);
+                match lease.release(conn, true).await {
+                    None => {
+                        self.kept = true;
+                        return;
+                    }
+                    Some(exit) => exit,
+                }
+            }
+            lease => {
+                // Not kept (a direct or `WithSpawn` run, or a failure mid-turn: never replayed).
+                let exit = if clean {
+                    conn.finish(self.grace()).await
+                } else {
+                    conn.stop(self.grace()).await
+                };
+                self.take_raw(&mut conn);
+                if let Some(lease) = lease {
+                    lease.release(conn, false).await;
+                }
+                exit
+            }
         };
-        self.raw.stdout.extend_from_slice(&conn.stdout.take_raw().bytes);
-        self.raw
-            .stderr
-            .extend_from_slice(&conn.child.stderr().take_full().bytes);
         self.exit = Some(ExitInfo {
             code: exit.code,
             signal: exit.signal,
         });
+    }
+
+    /// Moves the process's output so far into this run's raw streams.
+    fn take_raw(&mut self, conn: &mut Conn) {
+        self.raw.stdout.extend_from_slice(&conn.stdout.take_raw().bytes);
+        self.raw
+            .stderr
+            .extend_from_slice(&conn.child.stderr().take_full().bytes);
     }
 
     fn response(mut self) -> Response {
@@ -226,8 +319,9 @@ impl Exec<'_> {
             .tr
             .terminal()
             .is_some_and(|t| t.status == TurnStatus::Completed);
-        let success = self.failure.is_none() && terminal_ok && self.exit.is_some_and(|e| e.success());
-        if self.failure.is_none() && terminal_ok && !self.exit.is_some_and(|e| e.success()) {
+        let exited_ok = self.kept || self.exit.is_some_and(|e| e.success());
+        let success = self.failure.is_none() && terminal_ok && exited_ok;
+        if self.failure.is_none() && terminal_ok && !exited_ok {
             let exit = self.exit.unwrap_or_default();
             self.fail(
                 FailureCode::AgentError,

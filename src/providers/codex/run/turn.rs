@@ -50,7 +50,7 @@ fn sandbox(level: SandboxLevel) -> Option<SandboxMode> {
 }
 
 impl Exec<'_> {
-    fn instructions(&self) -> Option<String> {
+    pub(super) fn instructions(&self) -> Option<String> {
         let s = [
             self.config.common.instructions.as_deref(),
             self.req.instructions.as_deref(),
@@ -190,35 +190,54 @@ impl Exec<'_> {
                 opt_out_notification_methods: None,
             }),
         });
-        if let Err(e) = self.call(conn, init, hs).await {
-            return self.call_failed("initialize", e);
-        }
-        if let Err(e) = conn.send_line(initialized()).await {
-            return self.fail(FailureCode::AgentError, format!("cannot write initialized: {e}"));
-        }
-        let Some(thread_req) = self.thread_request() else {
-            return;
-        };
-        let method = thread_req.method().to_owned();
-        let thread = match self.call(conn, thread_req, hs).await {
-            Ok(v) => v,
-            Err(CallError::Rpc(e)) if is_resume_rejection(&e.message) => {
-                return self.fail(FailureCode::ResumeRejected, e.message);
+        if !conn.initialized {
+            if let Err(e) = self.call(conn, init, hs).await {
+                return self.call_failed("initialize", e);
             }
-            Err(e) => return self.call_failed(&method, e),
-        };
-        let thread: ThreadResponse = match serde_json::from_value::<ThreadResponse>(thread) {
-            Ok(t) if !t.thread.id.is_empty() => t,
-            Ok(_) => {
-                return self.fail(
-                    FailureCode::Protocol,
-                    format!("{method} returned an empty thread id"),
-                );
+            if let Err(e) = conn.send_line(initialized()).await {
+                return self.fail(FailureCode::AgentError, format!("cannot write initialized: {e}"));
             }
-            Err(e) => return self.fail(FailureCode::Protocol, format!("malformed {method} answer: {e}")),
+            conn.initialized = true;
+        }
+        // A kept process that already holds the thread being resumed just takes the next turn.
+        let held = match (&self.req.session, &conn.thread) {
+            (SessionPlan::Resume(s), Some((id, model))) if s.resume_id == *id => {
+                Some((id.clone(), model.clone()))
+            }
+            _ => None,
         };
-        self.model = thread.model.clone();
-        let events = self.tr.begin_thread(&thread.thread.id, thread.model.as_deref());
+        let (thread_id, model) = match held {
+            Some(h) => h,
+            None => {
+                let Some(thread_req) = self.thread_request() else {
+                    return;
+                };
+                let method = thread_req.method().to_owned();
+                let thread = match self.call(conn, thread_req, hs).await {
+                    Ok(v) => v,
+                    Err(CallError::Rpc(e)) if is_resume_rejection(&e.message) => {
+                        return self.fail(FailureCode::ResumeRejected, e.message);
+                    }
+                    Err(e) => return self.call_failed(&method, e),
+                };
+                let thread: ThreadResponse = match serde_json::from_value::<ThreadResponse>(thread) {
+                    Ok(t) if !t.thread.id.is_empty() => t,
+                    Ok(_) => {
+                        return self.fail(
+                            FailureCode::Protocol,
+                            format!("{method} returned an empty thread id"),
+                        );
+                    }
+                    Err(e) => {
+                        return self.fail(FailureCode::Protocol, format!("malformed {method} answer: {e}"));
+                    }
+                };
+                conn.thread = Some((thread.thread.id.clone(), thread.model.clone()));
+                (thread.thread.id, thread.model)
+            }
+        };
+        self.model = model;
+        let events = self.tr.begin_thread(&thread_id, self.model.as_deref());
         self.emit_all(events).await;
         let mut prompt = self.req.prompt.clone();
         let mut claims: Vec<ClaimedMessage> = Vec::new();
