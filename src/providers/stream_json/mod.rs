@@ -8,5 +8,7 @@
 //! pieces here take neutral inputs so neither provider's wire types leak into the other.
 
 pub mod argv;
+pub mod blocks;
 pub mod config;
 pub mod decision;
+pub mod events;
