@@ -12,3 +12,5 @@ pub mod blocks;
 pub mod config;
 pub mod decision;
 pub mod events;
+pub mod proc;
+pub mod run;
