@@ -15,25 +15,17 @@
 //! CLI — same spawn, parsing and event path, no node — to measure the driver's own cost (always runs;
 //! `CODEBUDDY_BENCH_REPLAYS=N`, default 41).
 
-use std::path::Path;
-use std::process::Stdio;
-use std::time::{Duration, Instant};
+#[path = "support/overhead.rs"]
+mod overhead;
 
-use agent_adaptor::driver::{ApprovalPolicy, Policy};
+use std::path::Path;
+
 use agent_adaptor::providers::codebuddy::{CodeBuddyConfig, CodeBuddyDriver, env};
-use agent_adaptor::runtime::{Agent, CallOptions, Payload};
+use agent_adaptor::runtime::Agent;
 use agent_adaptor::testkit::cli::{Cli, find, skip_reason};
 use agent_adaptor::testkit::codebuddy_env::DUMMY_API_KEY;
 use agent_adaptor::testkit::mock::chat::{MockChat, Reply, Script};
-use futures::StreamExt;
-use tokio::io::{AsyncBufReadExt, BufReader};
-
-const PROMPT: &str = "say hi";
-
-struct Sample {
-    first: Duration,
-    done: Duration,
-}
+use overhead::{PROMPT, runs_from, sample, scratch, table};
 
 fn vars(root: &Path, base_url: &str) -> Vec<(String, String)> {
     let mut v: Vec<(String, String)> = vec![
@@ -55,140 +47,49 @@ fn vars(root: &Path, base_url: &str) -> Vec<(String, String)> {
     v
 }
 
-async fn direct(bin: &Path, root: &Path, base_url: &str) -> Sample {
-    let started = Instant::now();
-    let mut child = tokio::process::Command::new(bin)
-        .args([
-            "--print",
-            "--output-format",
-            "stream-json",
-            "--verbose",
-            "--include-partial-messages",
-            "--permission-mode",
-            "bypassPermissions",
-            "--",
-            PROMPT,
-        ])
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .envs(vars(root, base_url))
-        .current_dir(root.join("ws"))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("spawn codebuddy");
-    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
-    let mut first = None;
-    while let Ok(Some(line)) = lines.next_line().await {
-        if first.is_none() && line.contains("\"text_delta\"") {
-            first = Some(started.elapsed());
+fn args() -> [&'static str; 9] {
+    [
+        "--print",
+        "--output-format",
+        "stream-json",
+        "--verbose",
+        "--include-partial-messages",
+        "--permission-mode",
+        "bypassPermissions",
+        "--",
+        PROMPT,
+    ]
+}
+
+fn agent(root: &Path, program: &Path, env_vars: Vec<(String, String)>) -> Agent {
+    let mut config = CodeBuddyConfig {
+        config_dir: Some(root.join("cfg")),
+        ..Default::default()
+    };
+    config.common.command = Some(program.to_owned());
+    for (k, v) in env_vars {
+        if k != env::CONFIG_DIR_VAR {
+            config.common.env.insert(k, v);
         }
     }
-    let _ = child.wait().await;
-    let done = started.elapsed();
-    Sample {
-        first: first.unwrap_or(done),
-        done,
-    }
+    Agent::new(CodeBuddyDriver::new(config))
 }
 
-async fn library(agent: &Agent, root: &Path) -> Sample {
-    let started = Instant::now();
-    let opts = CallOptions::new()
-        .workspace(root.join("ws"))
-        .policy(Policy::default().with_approvals(ApprovalPolicy::auto_approve()));
-    let stream = agent.send(PROMPT, opts);
-    let mut events = stream.events();
-    let mut first = None;
-    while let Some(e) = events.next().await {
-        if first.is_none() && matches!(&e.payload, Payload::TextDelta(t) if !t.text.is_empty()) {
-            first = Some(started.elapsed());
-        }
-    }
-    let r = stream.result().await;
-    let done = started.elapsed();
-    assert!(r.is_ok(), "library run failed: {r:?}");
-    Sample {
-        first: first.unwrap_or(done),
-        done,
-    }
-}
-
-fn runs_from(var: &str, default: usize) -> usize {
-    std::env::var(var)
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(default)
-        .max(1)
-}
-
-/// Driver overhead without node: a shell script that prints a recorded stdout stands in for the CLI.
+/// Driver overhead without the CLI: a shell script that prints a recorded stdout stands in for it.
 fn replay() {
     let runs = runs_from("CODEBUDDY_BENCH_REPLAYS", 41);
     let rt = tokio::runtime::Runtime::new().expect("runtime");
     rt.block_on(async move {
-        let dir = tempfile::tempdir().expect("tempdir");
+        let dir = scratch();
         let root = dir.path();
-        for d in ["home", "tmp", "cfg", "ws"] {
-            std::fs::create_dir_all(root.join(d)).expect("mkdir");
-        }
-        let fixture =
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/codebuddy/headless_text.jsonl");
-        let script = root.join("replay.sh");
-        std::fs::write(&script, format!("#!/bin/sh\nexec cat '{}'\n", fixture.display())).expect("script");
-        std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755))
-            .expect("chmod");
-        let mut config = CodeBuddyConfig {
-            config_dir: Some(root.join("cfg")),
-            ..Default::default()
-        };
-        config.common.command = Some(script.clone());
-        let agent = Agent::new(CodeBuddyDriver::new(config));
-        direct(&script, root, "http://127.0.0.1:9").await;
-        library(&agent, root).await;
-        let (mut d, mut l) = (Vec::new(), Vec::new());
-        for i in 0..runs {
-            if i % 2 == 0 {
-                d.push(direct(&script, root, "http://127.0.0.1:9").await);
-                l.push(library(&agent, root).await);
-            } else {
-                l.push(library(&agent, root).await);
-                d.push(direct(&script, root, "http://127.0.0.1:9").await);
-            }
-        }
+        let script = overhead::replay_script(root, "tests/fixtures/codebuddy/headless_text.jsonl");
+        let vars = vars(root, "http://127.0.0.1:9");
+        let agent = agent(root, &script, Vec::new());
+        let (d, l) = sample(runs, &script, &args(), &vars, &agent, &root.join("ws")).await;
         println!("CodeBuddy driver overhead on a replayed stdout, median of {runs} runs (no node)\n");
         table(&d, &l);
         println!();
     });
-}
-
-/// Prints the direct/library table and the overhead row.
-fn table(d: &[Sample], l: &[Sample]) {
-    let row = |name: &str, s: &[Sample]| {
-        let first = median(s.iter().map(|x| x.first).collect());
-        let done = median(s.iter().map(|x| x.done).collect());
-        println!("| {name} | {} | {} |", ms(first), ms(done));
-        (first, done)
-    };
-    println!("| path | first text delta | completion |\n|---|---|---|");
-    let (df, dd) = row("direct", d);
-    let (lf, ld) = row("through the library", l);
-    let diff = |a: Duration, b: Duration| {
-        let (a, b) = (a.as_secs_f64() * 1000.0, b.as_secs_f64() * 1000.0);
-        format!("{:+.1} ms", a - b)
-    };
-    println!("| overhead | {} | {} |", diff(lf, df), diff(ld, dd));
-}
-
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
-}
-
-fn ms(d: Duration) -> String {
-    format!("{:.1} ms", d.as_secs_f64() * 1000.0)
 }
 
 fn main() {
@@ -204,36 +105,11 @@ fn main() {
         let mock = MockChat::start(Script::func(move |_, _| Reply::text(answer)))
             .await
             .expect("mock");
-        let dir = tempfile::tempdir().expect("tempdir");
+        let dir = scratch();
         let root = dir.path();
-        for d in ["home", "tmp", "cfg", "ws"] {
-            std::fs::create_dir_all(root.join(d)).expect("mkdir");
-        }
-        let mut config = CodeBuddyConfig {
-            config_dir: Some(root.join("cfg")),
-            ..Default::default()
-        };
-        config.common.command = Some(bin.clone());
-        for (k, v) in vars(root, &mock.base_url()) {
-            if k != env::CONFIG_DIR_VAR {
-                config.common.env.insert(k, v);
-            }
-        }
-        let agent = Agent::new(CodeBuddyDriver::new(config));
-        // One warm-up of each, not counted (first-run file system caches).
-        direct(&bin, root, &mock.base_url()).await;
-        library(&agent, root).await;
-        let (mut d, mut l) = (Vec::new(), Vec::new());
-        for i in 0..runs {
-            // Alternate the order so drift on the shared machine hits both sides alike.
-            if i % 2 == 0 {
-                d.push(direct(&bin, root, &mock.base_url()).await);
-                l.push(library(&agent, root).await);
-            } else {
-                l.push(library(&agent, root).await);
-                d.push(direct(&bin, root, &mock.base_url()).await);
-            }
-        }
+        let vars = vars(root, &mock.base_url());
+        let agent = agent(root, &bin, vars.clone());
+        let (d, l) = sample(runs, &bin, &args(), &vars, &agent, &root.join("ws")).await;
         println!("CodeBuddy overhead with the real CLI, median of {runs} runs (headless, mock model)\n");
         table(&d, &l);
         mock.shutdown().await;

@@ -6,3 +6,4 @@ pub mod claude;
 pub mod codebuddy;
 pub mod codex;
 pub mod cursor;
+pub mod stream_json;

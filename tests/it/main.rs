@@ -11,6 +11,7 @@ mod codex_lab;
 mod conformance;
 mod cursor_driver;
 mod cursor_fake;
+mod driver_support;
 mod loadgen;
 mod process;
 mod recorder;

@@ -9,6 +9,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::driver::{CommonConfig, InvalidConfig};
 
+pub use crate::providers::stream_json::config::PermissionMode;
+use crate::providers::stream_json::config::opt_millis;
+
 /// The environment variable naming the `claude` binary when no command is configured.
 pub const BIN_VAR: &str = "AGENT_ADAPTOR_CLAUDE_BIN";
 
@@ -37,38 +40,6 @@ impl Effort {
             Effort::High => "high",
             Effort::Xhigh => "xhigh",
             Effort::Max => "max",
-        }
-    }
-}
-
-/// `--permission-mode`: how the CLI itself treats tools that need permission.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub enum PermissionMode {
-    /// `default`: ask (control transport) or refuse (one-shot).
-    Default,
-    /// `acceptEdits`: file edits pass, commands still need permission.
-    AcceptEdits,
-    /// `plan`: read-only until the plan is accepted (`ExitPlanMode` → plan review).
-    Plan,
-    /// `auto`: the CLI's classifier decides.
-    Auto,
-    /// `dontAsk`: everything not pre-approved is refused.
-    DontAsk,
-    /// `bypassPermissions`: everything runs.
-    BypassPermissions,
-}
-
-impl PermissionMode {
-    /// The flag value.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            PermissionMode::Default => "default",
-            PermissionMode::AcceptEdits => "acceptEdits",
-            PermissionMode::Plan => "plan",
-            PermissionMode::Auto => "auto",
-            PermissionMode::DontAsk => "dontAsk",
-            PermissionMode::BypassPermissions => "bypassPermissions",
         }
     }
 }
@@ -143,20 +114,6 @@ impl Config {
             return Err(bad("handshake_timeout must be positive".into()));
         }
         super::argv::check_extra_args(&self.common.extra_args).map_err(bad)
-    }
-}
-
-mod opt_millis {
-    use std::time::Duration;
-
-    use serde::{Deserialize, Deserializer, Serialize, Serializer};
-
-    pub fn serialize<S: Serializer>(v: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
-        v.map(|d| d.as_millis() as u64).serialize(s)
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
-        Ok(Option::<u64>::deserialize(d)?.map(Duration::from_millis))
     }
 }
 

@@ -5,7 +5,8 @@
 
 use serde_json::{Value, json};
 
-use crate::driver::{DecisionChoice, DecisionKind, DecisionOutcome, DecisionRequest, JsonMap};
+use crate::driver::{DecisionKind, DecisionOutcome, DecisionRequest};
+use crate::providers::stream_json::decision as shared;
 
 use super::wire::{CanUseTool, PermissionResult};
 
@@ -14,151 +15,45 @@ pub const SOURCE: &str = "claude.can_use_tool";
 
 /// The kind of a `can_use_tool` request.
 pub fn kind(req: &CanUseTool) -> DecisionKind {
-    match req.tool_name.as_str() {
-        "AskUserQuestion" => DecisionKind::Question,
-        "ExitPlanMode" => DecisionKind::PlanReview,
-        _ => DecisionKind::Permission,
+    shared::kind(&req.tool_name)
+}
+
+fn tool_request(req: &CanUseTool) -> shared::ToolRequest<'_> {
+    shared::ToolRequest {
+        tool_name: &req.tool_name,
+        input: &req.input,
+        tool_use_id: req.tool_use_id.as_deref(),
     }
 }
 
-fn first_question(input: &Value) -> Option<&Value> {
-    input.get("questions")?.as_array()?.first()
-}
-
-fn short(s: &str, n: usize) -> String {
-    let line = s.lines().next().unwrap_or("");
-    if line.chars().count() > n {
-        line.chars().take(n).collect::<String>() + "…"
-    } else {
-        line.to_owned()
-    }
-}
-
-/// Describes a `can_use_tool` request for the core.
+/// Describes a `can_use_tool` request for the core (plus the plan file and the blocked path Claude
+/// reports).
 pub fn request(req: &CanUseTool) -> DecisionRequest {
-    let kind = kind(req);
-    let input = &req.input;
-    let mut details = JsonMap::new();
-    details.insert("tool_name".into(), req.tool_name.clone().into());
-    details.insert("input".into(), input.clone());
-    let mut choices = Vec::new();
-    let title = match kind {
-        DecisionKind::Question => {
-            let q = first_question(input);
-            if let Some(opts) = q.and_then(|q| q.get("options")).and_then(Value::as_array) {
-                for o in opts {
-                    let label = o.get("label").and_then(Value::as_str).unwrap_or_default();
-                    if label.is_empty() {
-                        continue;
-                    }
-                    choices.push(DecisionChoice {
-                        key: label.to_owned(),
-                        label: label.to_owned(),
-                        description: o
-                            .get("description")
-                            .and_then(Value::as_str)
-                            .unwrap_or_default()
-                            .to_owned(),
-                    });
-                }
-            }
-            q.and_then(|q| q.get("question"))
-                .and_then(Value::as_str)
-                .map_or_else(|| "Claude asks a question".to_owned(), |s| short(s, 200))
-        }
-        DecisionKind::PlanReview => {
-            let plan = input.get("plan").and_then(Value::as_str).unwrap_or_default();
-            details.insert("plan".into(), plan.into());
-            if let Some(path) = input.get("planFilePath").and_then(Value::as_str) {
-                details.insert("plan_file".into(), path.into());
-            }
-            if plan.trim().is_empty() {
-                "Review the plan".to_owned()
-            } else {
-                format!("Plan: {}", short(plan, 160))
-            }
-        }
-        DecisionKind::Permission => {
-            let subject = ["command", "file_path", "path", "url", "pattern", "description"]
-                .iter()
-                .find_map(|k| input.get(*k).and_then(Value::as_str));
-            match subject {
-                Some(s) => format!("{}: {}", req.tool_name, short(s, 160)),
-                None => req.tool_name.clone(),
-            }
-        }
-    };
+    let mut r = shared::request(tool_request(req), SOURCE, "Claude");
+    if r.kind == Some(DecisionKind::PlanReview)
+        && let Some(path) = req.input.get("planFilePath").and_then(Value::as_str)
+    {
+        r.details.insert("plan_file".into(), path.into());
+    }
     if let Some(path) = &req.blocked_path {
-        details.insert("blocked_path".into(), path.clone().into());
+        r.details.insert("blocked_path".into(), path.clone().into());
     }
-    DecisionRequest {
-        kind: Some(kind),
-        title,
-        source: SOURCE.into(),
-        tool_call_id: req.tool_use_id.clone().unwrap_or_default(),
-        choices,
-        details,
-    }
+    r
 }
 
 /// Claude's answer for `outcome`. An answered question allows the tool with
 /// `updatedInput = input + {"answers": {"<question>": "<answer>"}}`: when the answer is a JSON object it
 /// maps question texts to answers, else every question gets the answer.
 pub fn answer(req: &CanUseTool, outcome: &DecisionOutcome) -> PermissionResult {
-    match outcome {
-        DecisionOutcome::Approved => PermissionResult::Allow {
-            updated_input: if req.input.is_null() {
-                json!({})
-            } else {
-                req.input.clone()
-            },
+    match shared::answer(&req.input, outcome, shared::AnswerRule::Keyed) {
+        shared::Answer::Allow(input) => PermissionResult::Allow {
+            updated_input: if input.is_null() { json!({}) } else { input },
             updated_permissions: None,
         },
-        DecisionOutcome::Answered { answer, .. } => {
-            let mut input = req.input.clone();
-            let mut answers = serde_json::Map::new();
-            let keyed = serde_json::from_str::<serde_json::Map<String, Value>>(answer).ok();
-            for q in input
-                .get("questions")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
-                let Some(text) = q.get("question").and_then(Value::as_str) else {
-                    continue;
-                };
-                let value = match &keyed {
-                    Some(map) => match map.get(text) {
-                        Some(Value::String(s)) => s.clone(),
-                        Some(other) => other.to_string(),
-                        None => continue,
-                    },
-                    None => answer.clone(),
-                };
-                answers.insert(text.to_owned(), value.into());
-            }
-            match input.as_object_mut() {
-                Some(obj) => {
-                    obj.insert("answers".into(), Value::Object(answers));
-                }
-                None => input = json!({ "answers": answers }),
-            }
-            PermissionResult::Allow {
-                updated_input: input,
-                updated_permissions: None,
-            }
-        }
-        DecisionOutcome::Denied { reason, interrupt } => {
-            let reason = if reason.trim().is_empty() {
-                "Denied by the host."
-            } else {
-                reason
-            };
-            PermissionResult::Deny {
-                message: reason.to_owned(),
-                interrupt: interrupt.then_some(true),
-            }
-        }
+        shared::Answer::Deny { reason, interrupt } => PermissionResult::Deny {
+            message: reason,
+            interrupt: interrupt.then_some(true),
+        },
     }
 }
 

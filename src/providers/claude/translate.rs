@@ -13,14 +13,15 @@
 //! Every transcript item is both emitted (`transcript.item` notice) and kept, so the two always mirror.
 //! Control frames and `command_lifecycle` are not translated here: the transport handles them.
 
-use std::collections::HashMap;
-
 use serde_json::Value;
 
 use crate::driver::{
-    DriverEvent, JsonMap, Notice, Phase, SubagentKind, SubagentUpdate, TextDelta, Thinking, ToolCall,
-    ToolResult, TranscriptItem, TranscriptKind, TurnReport, Usage, notice_kind,
+    DriverEvent, JsonMap, Notice, SubagentKind, SubagentUpdate, ToolResult, TranscriptItem, TranscriptKind,
+    TurnReport, Usage, notice_kind,
 };
+
+use crate::providers::stream_json::blocks::{self, Blocks, CutRule, Start};
+use crate::providers::stream_json::events;
 
 use super::wire::{
     self, ApiRetry, ContentBlock, Delta, Frame, MessageContent, ResultFrame, StreamEvent, System, Task,
@@ -30,43 +31,36 @@ mod classify;
 
 pub use classify::{classify, result_failure};
 
-/// A block being streamed, by its index in the current model message.
-#[derive(Debug)]
-enum Open {
-    Text { id: String, text: String },
-    Thinking { id: String, text: String },
-    Tool { id: String, args: String },
-}
-
-/// A block that finished streaming and still waits for its complete `assistant` frame.
-#[derive(Debug, PartialEq)]
-enum Streamed {
-    Text(String),
-    Thinking(String),
-    Tool(String),
-}
-
 /// Translates one invocation's frames (across processes and turns).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Translator {
     session_id: Option<String>,
     model: Option<String>,
-    message_id: String,
-    seq: u64,
-    open: HashMap<u32, Open>,
-    streamed: Vec<Streamed>,
-    turn_text: String,
-    tools: HashMap<String, String>,
+    blocks: Blocks,
     transcript: Vec<TranscriptItem>,
     message_usage: Vec<(String, Usage)>,
     usage: Option<Usage>,
     last_result: Option<ResultFrame>,
 }
 
+impl Default for Translator {
+    fn default() -> Translator {
+        Translator::new()
+    }
+}
+
 impl Translator {
     /// A fresh translator.
     pub fn new() -> Translator {
-        Translator::default()
+        Translator {
+            session_id: None,
+            model: None,
+            blocks: Blocks::new(CutRule::Prefix),
+            transcript: Vec::new(),
+            message_usage: Vec::new(),
+            usage: None,
+            last_result: None,
+        }
     }
 
     /// The session id of the latest `system/init` or `result`.
@@ -91,7 +85,7 @@ impl Translator {
 
     /// The assistant text of the turn in progress.
     pub fn turn_text(&self) -> &str {
-        &self.turn_text
+        self.blocks.turn_text()
     }
 
     /// Takes the transcript gathered so far.
@@ -102,12 +96,6 @@ impl Translator {
     fn item(&mut self, out: &mut Vec<DriverEvent>, item: TranscriptItem) {
         self.transcript.push(item.clone());
         out.push(DriverEvent::transcript(item));
-    }
-
-    fn next_id(&mut self, base: &str) -> String {
-        self.seq += 1;
-        let base = if base.is_empty() { "msg" } else { base };
-        format!("{base}-{}", self.seq)
     }
 
     /// Records the latest usage of API message `id` (replacing earlier observations of it).
@@ -136,14 +124,7 @@ impl Translator {
 
     /// A line that is not JSON (or not a frame).
     pub fn invalid(&mut self, raw: &str, error: &str) -> DriverEvent {
-        let raw: String = raw.chars().take(2048).collect();
-        DriverEvent::Notice(
-            Notice::new(
-                notice_kind::PROVIDER_INVALID,
-                format!("unparseable Claude line: {error}"),
-            )
-            .with_data("raw", raw),
-        )
+        events::invalid_line("Claude", raw, error)
     }
 
     /// Translates one frame.
@@ -208,20 +189,7 @@ impl Translator {
             Frame::User(u) if u.parent_tool_use_id.is_some() => {}
             Frame::User(u) => self.user(&u.message.content, u.tool_use_result.as_ref(), &mut out),
             Frame::Result(r) => self.result(r, &mut out),
-            Frame::Unknown(v) => {
-                let kind = v.get("type").and_then(Value::as_str).unwrap_or("?");
-                let sub = v.get("subtype").and_then(Value::as_str).unwrap_or("");
-                out.push(DriverEvent::Notice(
-                    Notice::new(
-                        notice_kind::PROVIDER_UNKNOWN,
-                        format!(
-                            "unrecognized Claude frame {kind}{}{sub}",
-                            if sub.is_empty() { "" } else { "/" }
-                        ),
-                    )
-                    .with_data("raw", v.clone()),
-                ));
-            }
+            Frame::Unknown(v) => out.push(events::unknown_frame("Claude", v)),
         }
         out
     }
@@ -229,83 +197,33 @@ impl Translator {
     fn stream(&mut self, event: &StreamEvent, out: &mut Vec<DriverEvent>) {
         match event {
             StreamEvent::MessageStart { message } => {
-                self.message_id = message.id.clone();
+                self.blocks.message_start(&message.id);
                 if let Some(u) = &message.usage {
                     let id = message.id.clone();
                     self.observe_usage(&id, u);
                 }
             }
             StreamEvent::ContentBlockStart { index, content_block } => {
-                let base = self.message_id.clone();
-                let open = match content_block {
-                    ContentBlock::Text { .. } => {
-                        let id = self.next_id(&base);
-                        out.push(text_event(&id, String::new(), Phase::Start));
-                        Open::Text {
-                            id,
-                            text: String::new(),
-                        }
-                    }
-                    ContentBlock::Thinking { .. } => {
-                        let id = self.next_id(&base);
-                        out.push(thinking_event(&id, String::new(), Phase::Start));
-                        Open::Thinking {
-                            id,
-                            text: String::new(),
-                        }
-                    }
-                    ContentBlock::ToolUse { id, name, .. } => {
-                        out.push(DriverEvent::ToolCall(ToolCall {
-                            id: id.clone(),
-                            name: name.clone(),
-                            phase: Phase::Start,
-                            ..Default::default()
-                        }));
-                        self.tools.insert(id.clone(), name.clone());
-                        Open::Tool {
-                            id: id.clone(),
-                            args: String::new(),
-                        }
-                    }
+                let start = match content_block {
+                    ContentBlock::Text { .. } => Start::Text,
+                    ContentBlock::Thinking { .. } => Start::Thinking,
+                    ContentBlock::ToolUse { id, name, .. } => Start::Tool { id, name },
                     _ => return,
                 };
-                // A block index reused without a stop: close the old one first.
-                if let Some(old) = self.open.insert(*index, open) {
-                    self.close(old, out);
-                }
+                self.blocks.start(*index, start, out);
             }
             StreamEvent::ContentBlockDelta { index, delta } => {
-                let Some(open) = self.open.get_mut(index) else {
-                    return;
+                let delta = match delta {
+                    Delta::Text(s) => blocks::Delta::Text(s),
+                    Delta::Thinking(s) => blocks::Delta::Thinking(s),
+                    Delta::InputJson(s) => blocks::Delta::InputJson(s),
+                    _ => return,
                 };
-                match (open, delta) {
-                    (Open::Text { id, text }, Delta::Text(s)) if !s.is_empty() => {
-                        text.push_str(s);
-                        self.turn_text.push_str(s);
-                        out.push(text_event(id, s.clone(), Phase::Content));
-                    }
-                    (Open::Thinking { id, text }, Delta::Thinking(s)) if !s.is_empty() => {
-                        text.push_str(s);
-                        out.push(thinking_event(id, s.clone(), Phase::Content));
-                    }
-                    (Open::Tool { id, args }, Delta::InputJson(s)) if !s.is_empty() => {
-                        args.push_str(s);
-                        out.push(DriverEvent::ToolCall(ToolCall {
-                            id: id.clone(),
-                            args_delta: s.clone(),
-                            ..Default::default()
-                        }));
-                    }
-                    _ => {}
-                }
+                self.blocks.delta(*index, delta, out);
             }
-            StreamEvent::ContentBlockStop { index } => {
-                if let Some(open) = self.open.remove(index) {
-                    self.close(open, out);
-                }
-            }
+            StreamEvent::ContentBlockStop { index } => self.blocks.stop(*index, out),
             StreamEvent::MessageDelta { usage: Some(u), .. } => {
-                let id = self.message_id.clone();
+                let id = self.blocks.message_id().to_owned();
                 self.observe_usage(&id, u);
             }
             StreamEvent::MessageDelta { .. }
@@ -316,80 +234,10 @@ impl Translator {
         }
     }
 
-    fn close(&mut self, open: Open, out: &mut Vec<DriverEvent>) {
-        match open {
-            Open::Text { id, text } => {
-                out.push(text_event(&id, String::new(), Phase::End));
-                self.streamed.push(Streamed::Text(text));
-            }
-            Open::Thinking { id, text } => {
-                out.push(thinking_event(&id, String::new(), Phase::End));
-                self.streamed.push(Streamed::Thinking(text));
-            }
-            Open::Tool { id, args } => {
-                let args = serde_json::from_str::<Value>(&args)
-                    .ok()
-                    .and_then(|v| v.as_object().cloned());
-                out.push(DriverEvent::ToolCall(ToolCall {
-                    id: id.clone(),
-                    args,
-                    phase: Phase::End,
-                    ..Default::default()
-                }));
-                self.streamed.push(Streamed::Tool(id));
-            }
-        }
-    }
-
-    /// True (and forgotten) when `s` was already streamed. A block still open whose content is a prefix
-    /// of `s` (an interrupt cut its stream before `content_block_stop`) is closed first.
-    fn was_streamed(&mut self, s: &Streamed, out: &mut Vec<DriverEvent>) -> bool {
-        let index = self.open.iter().find_map(|(i, o)| {
-            let same = match (o, s) {
-                (Open::Text { text, .. }, Streamed::Text(t)) => t.starts_with(text.as_str()),
-                (Open::Thinking { text, .. }, Streamed::Thinking(t)) => t.starts_with(text.as_str()),
-                (Open::Tool { id, .. }, Streamed::Tool(t)) => id == t,
-                _ => false,
-            };
-            same.then_some(*i)
-        });
-        if let Some(open) = index.and_then(|i| self.open.remove(&i)) {
-            let prefix = match &open {
-                Open::Text { text, .. } | Open::Thinking { text, .. } => Some(text.clone()),
-                Open::Tool { .. } => None,
-            };
-            self.close(open, out);
-            if let Some(p) = prefix {
-                // Forget the cut stream; the complete frame counts as streamed.
-                if let Some(i) = self
-                    .streamed
-                    .iter()
-                    .rposition(|x| matches!(x, Streamed::Text(t) | Streamed::Thinking(t) if *t == p))
-                {
-                    self.streamed.remove(i);
-                }
-                return true;
-            }
-        }
-        match self.streamed.iter().position(|x| x == s) {
-            Some(i) => {
-                self.streamed.remove(i);
-                true
-            }
-            None => false,
-        }
-    }
-
     fn assistant_block(&mut self, block: &ContentBlock, model: &str, out: &mut Vec<DriverEvent>) {
         match block {
             ContentBlock::Text { text } => {
-                if !self.was_streamed(&Streamed::Text(text.clone()), out) && !text.is_empty() {
-                    let id = self.next_id("text");
-                    out.push(text_event(&id, String::new(), Phase::Start));
-                    out.push(text_event(&id, text.clone(), Phase::Content));
-                    out.push(text_event(&id, String::new(), Phase::End));
-                    self.turn_text.push_str(text);
-                }
+                self.blocks.complete_text(text, out);
                 if !text.is_empty() {
                     let mut item = TranscriptItem::new(TranscriptKind::Assistant, text.clone());
                     model.clone_into(&mut item.model);
@@ -397,12 +245,7 @@ impl Translator {
                 }
             }
             ContentBlock::Thinking { thinking, .. } => {
-                if !self.was_streamed(&Streamed::Thinking(thinking.clone()), out) && !thinking.is_empty() {
-                    let id = self.next_id("thinking");
-                    out.push(thinking_event(&id, String::new(), Phase::Start));
-                    out.push(thinking_event(&id, thinking.clone(), Phase::Content));
-                    out.push(thinking_event(&id, String::new(), Phase::End));
-                }
+                self.blocks.complete_thinking(thinking, out);
                 if !thinking.is_empty() {
                     self.item(
                         out,
@@ -411,21 +254,7 @@ impl Translator {
                 }
             }
             ContentBlock::ToolUse { id, name, input } => {
-                if !self.was_streamed(&Streamed::Tool(id.clone()), out) {
-                    out.push(DriverEvent::ToolCall(ToolCall {
-                        id: id.clone(),
-                        name: name.clone(),
-                        phase: Phase::Start,
-                        ..Default::default()
-                    }));
-                    out.push(DriverEvent::ToolCall(ToolCall {
-                        id: id.clone(),
-                        args: input.as_object().cloned(),
-                        phase: Phase::End,
-                        ..Default::default()
-                    }));
-                }
-                self.tools.insert(id.clone(), name.clone());
+                self.blocks.complete_tool(id, name, input, out);
                 let mut item = TranscriptItem::new(TranscriptKind::ToolCall, String::new());
                 item.tool_use_id.clone_from(id);
                 item.tool_name.clone_from(name);
@@ -467,8 +296,8 @@ impl Translator {
                             }));
                             let mut item = TranscriptItem::new(TranscriptKind::ToolResult, text);
                             item.tool_use_id.clone_from(tool_use_id);
-                            if let Some(name) = self.tools.get(tool_use_id) {
-                                item.tool_name.clone_from(name);
+                            if let Some(name) = self.blocks.tool_name(tool_use_id) {
+                                name.clone_into(&mut item.tool_name);
                             }
                             item.is_error = is_error;
                             self.item(out, item);
@@ -483,20 +312,11 @@ impl Translator {
         }
     }
 
-    /// Closes every block still streaming (in index order), so no lifecycle dangles.
-    fn close_open(&mut self, out: &mut Vec<DriverEvent>) {
-        let mut open: Vec<(u32, Open)> = self.open.drain().collect();
-        open.sort_by_key(|(i, _)| *i);
-        for (_, o) in open {
-            self.close(o, out);
-        }
-    }
-
     /// Ends a turn Claude left without `result` (cancelled, crashed): closes what is open and reports the
     /// turn with `error`. The streamed usage is kept for the run's total.
     pub fn abort_turn(&mut self, error: &str) -> Vec<DriverEvent> {
         let mut out = Vec::new();
-        self.close_open(&mut out);
+        self.blocks.close_open(&mut out);
         let usage = self.streamed_usage();
         self.usage = Usage::sum(self.usage, usage);
         self.message_usage.clear();
@@ -505,14 +325,13 @@ impl Translator {
             usage,
             error: Some(error.to_owned()),
         }));
-        self.turn_text.clear();
-        self.streamed.clear();
+        self.blocks.end_turn();
         out
     }
 
     fn result(&mut self, r: &ResultFrame, out: &mut Vec<DriverEvent>) {
         // Anything still open belongs to this turn.
-        self.close_open(out);
+        self.blocks.close_open(out);
         if !r.session_id.is_empty() {
             self.session_id = Some(r.session_id.clone());
         }
@@ -540,8 +359,7 @@ impl Translator {
             usage: turn_usage,
             error: result_failure(r).map(|f| f.message),
         }));
-        self.turn_text.clear();
-        self.streamed.clear();
+        self.blocks.end_turn();
         self.last_result = Some(r.clone());
     }
 }
@@ -607,37 +425,12 @@ fn task(t: &Task, kind: SubagentKind) -> DriverEvent {
     })
 }
 
-fn text_event(id: &str, text: String, phase: Phase) -> DriverEvent {
-    DriverEvent::TextDelta(TextDelta {
-        message_id: id.to_owned(),
-        text,
-        phase,
-        ..Default::default()
-    })
-}
-
-fn thinking_event(id: &str, text: String, phase: Phase) -> DriverEvent {
-    DriverEvent::Thinking(Thinking {
-        message_id: id.to_owned(),
-        text,
-        phase,
-    })
-}
-
 fn subagent_message(task: &str, content: &[ContentBlock]) -> DriverEvent {
-    let summary: String = content
-        .iter()
-        .filter_map(|b| match b {
-            ContentBlock::Text { text } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect();
-    DriverEvent::SubagentUpdate(SubagentUpdate {
-        task: task.to_owned(),
-        summary,
-        kind: SubagentKind::Message,
-        ..Default::default()
-    })
+    let texts = content.iter().filter_map(|b| match b {
+        ContentBlock::Text { text } => Some(text.as_str()),
+        _ => None,
+    });
+    events::subagent_message(task, texts)
 }
 
 #[cfg(test)]

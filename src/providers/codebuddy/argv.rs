@@ -9,7 +9,8 @@
 
 use std::path::Path;
 
-use crate::driver::{DecisionKind, DecisionMode, Policy};
+use crate::driver::Policy;
+use crate::providers::stream_json::argv as shared;
 
 use super::config::{CodeBuddyConfig, PermissionMode};
 
@@ -35,28 +36,16 @@ impl Transport {
 
 /// The transport `policy` needs (see the module docs).
 pub fn select_transport(policy: &Policy) -> Transport {
-    let a = &policy.approvals;
-    let auto_approved = |k| a.effective_mode(k) == DecisionMode::AutoApprove;
-    if auto_approved(DecisionKind::Permission)
-        && auto_approved(DecisionKind::PlanReview)
-        && a.effective_mode(DecisionKind::Question) != DecisionMode::Ask
-    {
+    if shared::nothing_can_ask(policy) {
         Transport::Headless
     } else {
         Transport::Control
     }
 }
 
-/// The `--permission-mode` value: the configured one, else `bypassPermissions` when permission requests are
-/// auto-approved, else `default` (the CLI asks through `can_use_tool`, or refuses in headless mode).
+/// The `--permission-mode` value (see [`shared::permission_mode`]).
 pub fn permission_mode(config: &CodeBuddyConfig, policy: &Policy) -> PermissionMode {
-    config.permission_mode.unwrap_or_else(|| {
-        if policy.approvals.effective_mode(DecisionKind::Permission) == DecisionMode::AutoApprove {
-            PermissionMode::BypassPermissions
-        } else {
-            PermissionMode::Default
-        }
-    })
+    shared::permission_mode(config.permission_mode, policy)
 }
 
 /// Flags the driver sets itself; a host passing one in `extra_args` is a configuration error.
@@ -101,15 +90,7 @@ pub const OWNED_FLAGS: &[&str] = &[
 
 /// Refuses extra arguments that would override a driver-owned flag (also in `--flag=value` form).
 pub fn check_extra_args(extra: &[String]) -> Result<(), String> {
-    for arg in extra {
-        let name = arg.split_once('=').map_or(arg.as_str(), |(n, _)| n);
-        if OWNED_FLAGS.contains(&name) {
-            return Err(format!(
-                "extra argument {name} overrides a flag the codebuddy driver sets itself"
-            ));
-        }
-    }
-    Ok(())
+    shared::check_extra_args(extra, OWNED_FLAGS, "codebuddy")
 }
 
 /// Everything one command line depends on.
@@ -145,40 +126,20 @@ pub fn build(
             "--output-format=stream-json".into(),
         ],
     };
-    a.push("--verbose".into());
-    a.push("--include-partial-messages".into());
-    if let Some(id) = inv.resume {
-        a.extend(["--resume".into(), id.to_owned()]);
-        if inv.fork {
-            a.push("--fork-session".into());
-        }
-    }
-    a.extend([
-        "--permission-mode".into(),
-        permission_mode(config, policy).as_str().into(),
-    ]);
-    if let Some(m) = inv.model.or(config.model.as_deref()) {
-        a.extend(["--model".into(), m.to_owned()]);
-    }
-    if let Some(e) = config.effort {
-        a.extend(["--effort".into(), e.as_str().into()]);
-    }
-    if let Some(n) = config.max_turns_per_run {
-        a.extend(["--max-turns".into(), n.to_string()]);
-    }
-    if let Some(s) = &inv.schema {
-        a.extend(["--json-schema".into(), s.clone()]);
-    }
-    if let Some(i) = inv.instructions.filter(|i| !i.trim().is_empty()) {
-        a.extend(["--append-system-prompt".into(), i.to_owned()]);
-    }
-    if let Some(f) = inv.mcp_config {
-        a.extend([
-            "--mcp-config".into(),
-            f.to_string_lossy().into_owned(),
-            "--strict-mcp-config".into(),
-        ]);
-    }
+    shared::push_common(
+        &mut a,
+        &shared::Common {
+            resume: inv.resume,
+            fork: inv.fork,
+            permission_mode: permission_mode(config, policy),
+            model: inv.model.or(config.model.as_deref()),
+            effort: config.effort.map(|e| e.as_str()),
+            max_turns: config.max_turns_per_run,
+            schema: inv.schema.as_deref(),
+            instructions: inv.instructions,
+            mcp_config: inv.mcp_config,
+        },
+    );
     a.extend(config.common.extra_args.iter().cloned());
     if let (Transport::Headless, Some(p)) = (transport, inv.prompt) {
         a.push("--".into());

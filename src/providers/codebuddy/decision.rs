@@ -2,9 +2,8 @@
 //! [`answer`] turns the core's outcome into CodeBuddy's own answer shape (`allowed`, not Claude's
 //! `behavior`). `AskUserQuestion` is a question, `ExitPlanMode` a plan review, anything else a permission.
 
-use serde_json::{Value, json};
-
-use crate::driver::{DecisionChoice, DecisionKind, DecisionOutcome, DecisionRequest, JsonMap};
+use crate::driver::{DecisionKind, DecisionOutcome, DecisionRequest};
+use crate::providers::stream_json::decision as shared;
 
 use super::wire::{CanUseTool, PermissionResponse};
 
@@ -13,127 +12,33 @@ pub const SOURCE: &str = "codebuddy.can_use_tool";
 
 /// The kind of a `can_use_tool` request.
 pub fn kind(req: &CanUseTool) -> DecisionKind {
-    match req.tool_name.as_str() {
-        "AskUserQuestion" => DecisionKind::Question,
-        "ExitPlanMode" => DecisionKind::PlanReview,
-        _ => DecisionKind::Permission,
-    }
-}
-
-fn first_question(input: &Value) -> Option<&Value> {
-    input.get("questions")?.as_array()?.first()
-}
-
-fn short(s: &str, n: usize) -> String {
-    let line = s.lines().next().unwrap_or("");
-    if line.chars().count() > n {
-        line.chars().take(n).collect::<String>() + "…"
-    } else {
-        line.to_owned()
-    }
+    shared::kind(&req.tool_name)
 }
 
 /// Describes a `can_use_tool` request for the core.
 pub fn request(req: &CanUseTool) -> DecisionRequest {
-    let kind = kind(req);
-    let input = &req.input;
-    let mut details = JsonMap::new();
-    details.insert("tool_name".into(), req.tool_name.clone().into());
-    details.insert("input".into(), input.clone());
-    let mut choices = Vec::new();
-    let title = match kind {
-        DecisionKind::Question => {
-            let q = first_question(input);
-            if let Some(opts) = q.and_then(|q| q.get("options")).and_then(Value::as_array) {
-                for o in opts {
-                    let label = o.get("label").and_then(Value::as_str).unwrap_or_default();
-                    if label.is_empty() {
-                        continue;
-                    }
-                    choices.push(DecisionChoice {
-                        key: label.to_owned(),
-                        label: label.to_owned(),
-                        description: o
-                            .get("description")
-                            .and_then(Value::as_str)
-                            .unwrap_or_default()
-                            .to_owned(),
-                    });
-                }
-            }
-            q.and_then(|q| q.get("question"))
-                .and_then(Value::as_str)
-                .map_or_else(|| "CodeBuddy asks a question".to_owned(), |s| short(s, 200))
-        }
-        DecisionKind::PlanReview => {
-            let plan = input.get("plan").and_then(Value::as_str).unwrap_or_default();
-            details.insert("plan".into(), plan.into());
-            if plan.trim().is_empty() {
-                "Review the plan".to_owned()
-            } else {
-                format!("Plan: {}", short(plan, 160))
-            }
-        }
-        DecisionKind::Permission => {
-            let subject = ["command", "file_path", "path", "url", "pattern", "description"]
-                .iter()
-                .find_map(|k| input.get(*k).and_then(Value::as_str));
-            match subject {
-                Some(s) => format!("{}: {}", req.tool_name, short(s, 160)),
-                None => req.tool_name.clone(),
-            }
-        }
+    let tool = shared::ToolRequest {
+        tool_name: &req.tool_name,
+        input: &req.input,
+        tool_use_id: req.tool_use_id.as_deref(),
     };
-    DecisionRequest {
-        kind: Some(kind),
-        title,
-        source: SOURCE.into(),
-        tool_call_id: req.tool_use_id.clone().unwrap_or_default(),
-        choices,
-        details,
-    }
+    shared::request(tool, SOURCE, "CodeBuddy")
 }
 
 /// CodeBuddy's answer for `outcome`. An answered question allows the tool with
 /// `updatedInput = input + {"answers": {"<question>": "<answer>"}}` (every question gets the answer).
 pub fn answer(req: &CanUseTool, outcome: &DecisionOutcome) -> PermissionResponse {
     let id = req.tool_use_id.clone();
-    match outcome {
-        DecisionOutcome::Approved => PermissionResponse::allow(id, req.input.clone()),
-        DecisionOutcome::Answered { answer, .. } => {
-            let mut input = req.input.clone();
-            let mut answers = serde_json::Map::new();
-            for q in input
-                .get("questions")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
-                if let Some(text) = q.get("question").and_then(Value::as_str) {
-                    answers.insert(text.to_owned(), answer.clone().into());
-                }
-            }
-            match input.as_object_mut() {
-                Some(obj) => {
-                    obj.insert("answers".into(), Value::Object(answers));
-                }
-                None => input = json!({ "answers": answers }),
-            }
-            PermissionResponse::allow(id, input)
-        }
-        DecisionOutcome::Denied { reason, interrupt } => {
-            let reason = if reason.trim().is_empty() {
-                "Denied by the host."
-            } else {
-                reason
-            };
-            PermissionResponse::deny(id, reason, *interrupt)
-        }
+    match shared::answer(&req.input, outcome, shared::AnswerRule::Broadcast) {
+        shared::Answer::Allow(input) => PermissionResponse::allow(id, input),
+        shared::Answer::Deny { reason, interrupt } => PermissionResponse::deny(id, &reason, interrupt),
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use serde_json::{Value, json};
+
     use super::*;
 
     fn can_use(tool: &str, input: Value) -> CanUseTool {

@@ -15,16 +15,17 @@ mod decisions;
 mod kit;
 mod messages;
 
+pub use crate::driver_support::{code, delta_text, drain, run_error, transport};
+
 use std::path::PathBuf;
 use std::time::Duration;
 
 use agent_adaptor::driver::{ApprovalPolicy, Policy};
 use agent_adaptor::providers::claude::{ClaudeDriver, Config};
-use agent_adaptor::runtime::{CallOptions, Event, Payload, RunError, RunOutcome, Stream};
+use agent_adaptor::runtime::CallOptions;
 use agent_adaptor::testkit::claude_env::ClaudeEnv;
 use agent_adaptor::testkit::cli::{Cli, require};
 use agent_adaptor::testkit::mock::anthropic::{MockAnthropic, Reply, RequestLog, Script};
-use futures::StreamExt;
 
 use crate::claude_lab::brain;
 
@@ -109,46 +110,4 @@ impl Cl {
     pub fn assert_reaped(&self) {
         assert_eq!(self.driver.registry().live_count(), 0, "a Claude process is left");
     }
-}
-
-/// Drains a stream's events.
-pub async fn drain(stream: &Stream) -> Vec<Event> {
-    stream.events().collect().await
-}
-
-/// The concatenated assistant text deltas.
-pub fn delta_text(events: &[Event]) -> String {
-    events
-        .iter()
-        .filter_map(|e| match &e.payload {
-            Payload::TextDelta(t) => Some(t.text.as_str()),
-            _ => None,
-        })
-        .collect()
-}
-
-/// The run failure of `outcome` (panics on success).
-pub fn run_error(outcome: &RunOutcome) -> &RunError {
-    outcome
-        .as_ref()
-        .err()
-        .and_then(|e| e.as_run())
-        .unwrap_or_else(|| panic!("expected a run failure, got {outcome:?}"))
-}
-
-/// The driver's failure code of `outcome`.
-pub fn code(outcome: &RunOutcome) -> String {
-    run_error(outcome).details["code"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned()
-}
-
-/// The `transport` the driver reported in the result metadata.
-pub fn transport(outcome: &RunOutcome) -> String {
-    let r = match outcome {
-        Ok(r) => r.clone(),
-        Err(e) => e.as_run().map(|e| e.result.clone()).unwrap(),
-    };
-    r.metadata.get("transport").cloned().unwrap_or_default()
 }

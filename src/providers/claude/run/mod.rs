@@ -24,9 +24,8 @@ use serde_json::Value;
 
 use crate::driver::process::ProcessRegistry;
 use crate::driver::{
-    Ack, Boundary, Checkpoint, ClaimedMessage, DriverEvent, ExitInfo, Failure, FailureCode, MessageFailure,
-    Notice, ProcessInfo, ProcessKind, RawStreams, Request, Response, RunIo, SessionPlan, SessionState,
-    TerminalPayload, notice_kind, session::PARAM_CWD,
+    Ack, Boundary, ClaimedMessage, ExitInfo, Failure, FailureCode, MessageFailure, Notice, RawStreams,
+    Request, Response, RunIo, SessionPlan, TerminalPayload, notice_kind,
 };
 
 use super::argv::{self, Invocation, Transport};
@@ -34,12 +33,13 @@ use super::config::Config;
 use super::translate::{self, Translator};
 use super::wire::InitializeInfo;
 use super::{DRIVER_TYPE, env};
+use crate::providers::stream_json::run as shared;
 use crate::vocab::HOSTED_TOOLS_SERVER;
 use proc::{Launch, Proc};
 use turn::{Turn, TurnEnd};
 
-/// Guard key: the SDK-owned config dir the session lives in.
-pub const PARAM_CONFIG_DIR: &str = "config_dir";
+pub use crate::providers::stream_json::run::PARAM_CONFIG_DIR;
+pub(super) use crate::providers::stream_json::run::settle_claims;
 
 /// Messages written to the CLI and not yet reported delivered, by client uuid.
 type Inflight = Vec<(String, &'static str, Vec<ClaimedMessage>)>;
@@ -82,13 +82,9 @@ pub async fn run(config: &Config, registry: &ProcessRegistry, req: Request, io: 
             ),
         );
     }
-    let instructions = [config.common.instructions.as_deref(), req.instructions.as_deref()]
-        .into_iter()
-        .flatten()
-        .filter(|s| !s.trim().is_empty())
-        .collect::<Vec<_>>()
-        .join("\n\n");
-    let mcp_file = match write_mcp_config(&req, &config_dir) {
+    let instructions =
+        shared::instructions(config.common.instructions.as_deref(), req.instructions.as_deref());
+    let mcp_file = match shared::write_mcp_config(&req, &config_dir, |r| env::mcp_config(&r.mcp)) {
         Ok(f) => f,
         Err(e) => {
             return Response::failed(
@@ -104,7 +100,7 @@ pub async fn run(config: &Config, registry: &ProcessRegistry, req: Request, io: 
         io: &io,
         transport,
         config_dir,
-        instructions: (!instructions.is_empty()).then_some(instructions),
+        instructions,
         schema: req.output_schema.as_ref().map(|s| s.schema.to_string()),
         mcp_file,
         allowed_tools: preapproved(&req),
@@ -135,30 +131,6 @@ pub async fn run(config: &Config, registry: &ProcessRegistry, req: Request, io: 
         let _ = std::fs::remove_file(f);
     }
     inv.response()
-}
-
-/// Materializes the request's MCP servers as `<config dir>/agent-adaptor/mcp/<run id>.json` (for
-/// `--mcp-config … --strict-mcp-config`); `None` when there are none.
-fn write_mcp_config(req: &Request, config_dir: &std::path::Path) -> std::io::Result<Option<PathBuf>> {
-    if req.mcp.is_empty() {
-        return Ok(None);
-    }
-    let dir = config_dir.join("agent-adaptor").join("mcp");
-    std::fs::create_dir_all(&dir)?;
-    let name: String = req
-        .run_id
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    let file = dir.join(format!("{name}.json"));
-    std::fs::write(&file, env::mcp_config(&req.mcp).to_string())?;
-    Ok(Some(file))
 }
 
 /// The permission rules pre-approved for this run: every tool of the host tools server
@@ -219,23 +191,15 @@ impl Exec<'_> {
             args,
             cwd: &self.req.cwd,
             vars: env::vars(self.config, &self.req.env, &self.config_dir, mode, env::is_root()),
-            transport: self.transport,
+            inherit: proc::base_or_claude,
+            stdin: self.transport == Transport::Bidi,
             label: format!("claude {} {}", self.transport.as_str(), self.req.run_id),
         };
         match Proc::spawn(self.registry, launch).await {
             Ok(p) => {
                 self.processes += 1;
-                let mut info = ProcessInfo {
-                    kind: ProcessKind::Spawn,
-                    text: format!("{} ({})", program.display(), self.transport.as_str()),
-                    bytes: None,
-                    metadata: Default::default(),
-                    data: Default::default(),
-                };
-                info.metadata.insert("pid".into(), p.child.pid().to_string());
-                info.metadata
-                    .insert("transport".into(), self.transport.as_str().into());
-                self.io.events.emit(DriverEvent::ProcessInfo(info)).await;
+                let info = shared::spawned(&program, self.transport.as_str(), p.child.pid());
+                self.io.events.emit(info).await;
                 Some(p)
             }
             Err(e) => {
@@ -316,25 +280,11 @@ impl Exec<'_> {
 
     /// Claims queued input at `boundary`: the prompt for the next turn and the claims to settle.
     fn claim(&self, boundary: Boundary) -> Option<(String, Vec<ClaimedMessage>)> {
-        let port = self.io.messages.as_ref()?;
-        let claims = port.claim(boundary);
-        if claims.is_empty() {
-            return None;
-        }
-        let prompt = claims
-            .iter()
-            .map(|c| c.text.as_str())
-            .collect::<Vec<_>>()
-            .join("\n\n");
-        Some((prompt, claims))
+        shared::claim(self.io, boundary)
     }
 
     fn session_plan(&self) -> Option<(&str, bool)> {
-        match &self.req.session {
-            SessionPlan::Fresh => None,
-            SessionPlan::Resume(s) => Some((s.resume_id.as_str(), false)),
-            SessionPlan::Fork(s) => Some((s.resume_id.as_str(), true)),
-        }
+        shared::session_plan(self.req)
     }
 
     /// Settles every message still in flight when the invocation ends: cancelled runs cancel them, any
@@ -369,24 +319,10 @@ impl Exec<'_> {
         let success = self.failure.is_none()
             && last.as_ref().is_some_and(|r| !r.is_error)
             && self.exit.is_some_and(|e| e.success());
-        let checkpoint = last.as_ref().filter(|r| !r.session_id.is_empty()).map(|r| {
-            let mut state = SessionState {
-                resume_id: r.session_id.clone(),
-                display_id: r.session_id.clone(),
-                ..Default::default()
-            };
-            state
-                .data
-                .insert(PARAM_CWD.into(), self.req.cwd.to_string_lossy().into_owned());
-            state.data.insert(
-                PARAM_CONFIG_DIR.into(),
-                self.config_dir.to_string_lossy().into_owned(),
-            );
-            Checkpoint {
-                state,
-                valid: success,
-            }
-        });
+        let checkpoint = last
+            .as_ref()
+            .filter(|r| !r.session_id.is_empty())
+            .map(|r| shared::checkpoint(&r.session_id, &self.req.cwd, &self.config_dir, success));
         let mut metadata = std::collections::BTreeMap::new();
         metadata.insert("transport".into(), self.transport.as_str().into());
         metadata.insert("processes".into(), self.processes.to_string());
@@ -423,18 +359,5 @@ impl Exec<'_> {
             exit: self.exit,
             structured: self.structured.take(),
         }
-    }
-}
-
-/// Settles claims after the attempt to hand them to Claude.
-fn settle_claims(claims: Vec<ClaimedMessage>, delivered: bool, mechanism: &str) {
-    for c in claims {
-        c.ack(if delivered {
-            Ack::Delivered {
-                mechanism: mechanism.into(),
-            }
-        } else {
-            Ack::Failed(MessageFailure::RunFailed)
-        });
     }
 }

@@ -1,7 +1,7 @@
 //! The translator on recorded streams of the real CLI (`tests/fixtures/claude/*.jsonl`).
 
 use super::*;
-use crate::driver::FailureCode;
+use crate::driver::{FailureCode, Phase};
 
 fn fixture(name: &str) -> Vec<Frame> {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))

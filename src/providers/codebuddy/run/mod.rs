@@ -24,20 +24,20 @@ use serde_json::Value;
 
 use crate::driver::process::ProcessRegistry;
 use crate::driver::{
-    Ack, Boundary, Checkpoint, ClaimedMessage, DriverEvent, ExitInfo, Failure, FailureCode, MessageFailure,
-    Notice, ProcessInfo, ProcessKind, RawStreams, Request, Response, RunIo, SessionPlan, SessionState,
-    TerminalPayload, notice_kind, session::PARAM_CWD,
+    Boundary, ClaimedMessage, ExitInfo, Failure, FailureCode, Notice, RawStreams, Request, Response, RunIo,
+    SessionPlan, TerminalPayload, notice_kind, session::PARAM_CWD,
 };
 
 use super::argv::{self, Invocation, Transport};
 use super::config::CodeBuddyConfig;
 use super::translate::{self, Translator};
 use super::{DRIVER_TYPE, env};
+use crate::providers::stream_json::run as shared;
 use proc::{Launch, Proc};
 use turn::{Stall, Turn, TurnEnd};
 
-/// Guard key: the SDK-owned config dir the session lives in.
-pub const PARAM_CONFIG_DIR: &str = "config_dir";
+pub use crate::providers::stream_json::run::PARAM_CONFIG_DIR;
+pub(super) use crate::providers::stream_json::run::settle_claims;
 
 /// Everything one invocation accumulates.
 struct Exec<'a> {
@@ -74,13 +74,9 @@ pub async fn run(config: &CodeBuddyConfig, registry: &ProcessRegistry, req: Requ
             ),
         );
     }
-    let instructions = [config.common.instructions.as_deref(), req.instructions.as_deref()]
-        .into_iter()
-        .flatten()
-        .filter(|s| !s.trim().is_empty())
-        .collect::<Vec<_>>()
-        .join("\n\n");
-    let mcp_file = match write_mcp_config(&req, &config_dir) {
+    let instructions =
+        shared::instructions(config.common.instructions.as_deref(), req.instructions.as_deref());
+    let mcp_file = match shared::write_mcp_config(&req, &config_dir, |r| env::mcp_config(&r.mcp)) {
         Ok(f) => f,
         Err(e) => {
             return Response::failed(
@@ -96,7 +92,7 @@ pub async fn run(config: &CodeBuddyConfig, registry: &ProcessRegistry, req: Requ
         io: &io,
         transport,
         config_dir,
-        instructions: (!instructions.is_empty()).then_some(instructions),
+        instructions,
         schema: req.output_schema.as_ref().map(|s| s.schema.to_string()),
         mcp_file,
         tr: Translator::new(),
@@ -123,30 +119,6 @@ pub async fn run(config: &CodeBuddyConfig, registry: &ProcessRegistry, req: Requ
         let _ = std::fs::remove_file(f);
     }
     inv.response()
-}
-
-/// Materializes the request's MCP servers as `<config dir>/agent-adaptor/mcp/<run id>.json` (for
-/// `--mcp-config … --strict-mcp-config`); `None` when there are none.
-fn write_mcp_config(req: &Request, config_dir: &std::path::Path) -> std::io::Result<Option<PathBuf>> {
-    if req.mcp.is_empty() {
-        return Ok(None);
-    }
-    let dir = config_dir.join("agent-adaptor").join("mcp");
-    std::fs::create_dir_all(&dir)?;
-    let name: String = req
-        .run_id
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    let file = dir.join(format!("{name}.json"));
-    std::fs::write(&file, env::mcp_config(&req.mcp).to_string())?;
-    Ok(Some(file))
 }
 
 /// A resume whose guards do not match this request is refused before anything starts.
@@ -202,23 +174,15 @@ impl Exec<'_> {
             args,
             cwd: &self.req.cwd,
             vars: env::vars(self.config, &self.req.env, &self.config_dir, self.transport),
-            transport: self.transport,
+            inherit: proc::base_or_codebuddy,
+            stdin: self.transport == Transport::Control,
             label: format!("codebuddy {} {}", self.transport.as_str(), self.req.run_id),
         };
         match Proc::spawn(self.registry, launch).await {
             Ok(p) => {
                 self.processes += 1;
-                let mut info = ProcessInfo {
-                    kind: ProcessKind::Spawn,
-                    text: format!("{} ({})", program.display(), self.transport.as_str()),
-                    bytes: None,
-                    metadata: Default::default(),
-                    data: Default::default(),
-                };
-                info.metadata.insert("pid".into(), p.child.pid().to_string());
-                info.metadata
-                    .insert("transport".into(), self.transport.as_str().into());
-                self.io.events.emit(DriverEvent::ProcessInfo(info)).await;
+                let info = shared::spawned(&program, self.transport.as_str(), p.child.pid());
+                self.io.events.emit(info).await;
                 Some(p)
             }
             Err(e) => {
@@ -319,25 +283,11 @@ impl Exec<'_> {
 
     /// Claims queued input at `boundary`: the prompt for the next turn and the claims to settle.
     fn claim(&self, boundary: Boundary) -> Option<(String, Vec<ClaimedMessage>)> {
-        let port = self.io.messages.as_ref()?;
-        let claims = port.claim(boundary);
-        if claims.is_empty() {
-            return None;
-        }
-        let prompt = claims
-            .iter()
-            .map(|c| c.text.as_str())
-            .collect::<Vec<_>>()
-            .join("\n\n");
-        Some((prompt, claims))
+        shared::claim(self.io, boundary)
     }
 
     fn session_plan(&self) -> Option<(&str, bool)> {
-        match &self.req.session {
-            SessionPlan::Fresh => None,
-            SessionPlan::Resume(s) => Some((s.resume_id.as_str(), false)),
-            SessionPlan::Fork(s) => Some((s.resume_id.as_str(), true)),
-        }
+        shared::session_plan(self.req)
     }
 
     fn response(mut self) -> Response {
@@ -349,24 +299,9 @@ impl Exec<'_> {
         let success = self.failure.is_none()
             && last.as_ref().is_some_and(|r| r.is_success())
             && self.exit.is_some_and(|e| e.success());
-        let checkpoint = last.as_ref().map(|r| {
-            let mut state = SessionState {
-                resume_id: r.session_id.clone(),
-                display_id: r.session_id.clone(),
-                ..Default::default()
-            };
-            state
-                .data
-                .insert(PARAM_CWD.into(), self.req.cwd.to_string_lossy().into_owned());
-            state.data.insert(
-                PARAM_CONFIG_DIR.into(),
-                self.config_dir.to_string_lossy().into_owned(),
-            );
-            Checkpoint {
-                state,
-                valid: success,
-            }
-        });
+        let checkpoint = last
+            .as_ref()
+            .map(|r| shared::checkpoint(&r.session_id, &self.req.cwd, &self.config_dir, success));
         let mut metadata = std::collections::BTreeMap::new();
         metadata.insert("transport".into(), self.transport.as_str().into());
         metadata.insert("processes".into(), self.processes.to_string());
@@ -394,18 +329,5 @@ impl Exec<'_> {
             exit: self.exit,
             structured: self.structured.take(),
         }
-    }
-}
-
-/// Settles claims after the attempt to hand them to CodeBuddy.
-fn settle_claims(claims: Vec<ClaimedMessage>, delivered: bool, mechanism: &str) {
-    for c in claims {
-        c.ack(if delivered {
-            Ack::Delivered {
-                mechanism: mechanism.into(),
-            }
-        } else {
-            Ack::Failed(MessageFailure::RunFailed)
-        });
     }
 }

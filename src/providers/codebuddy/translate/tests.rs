@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use super::*;
-use crate::driver::FailureCode;
+use crate::driver::{FailureCode, Phase, ToolCall, notice_kind};
 use crate::providers::codebuddy::wire::parse_line;
 
 fn fixture(name: &str) -> PathBuf {

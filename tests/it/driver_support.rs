@@ -1,0 +1,47 @@
+//! Helpers the stream-json driver tests (`claude_driver`, `codebuddy_driver`) share: draining a stream,
+//! its text, and the failure and transport a run reported.
+
+use agent_adaptor::runtime::{Event, Payload, RunError, RunOutcome, Stream};
+use futures::StreamExt;
+
+/// Drains a stream's events.
+pub async fn drain(stream: &Stream) -> Vec<Event> {
+    stream.events().collect().await
+}
+
+/// The concatenated assistant text deltas.
+pub fn delta_text(events: &[Event]) -> String {
+    events
+        .iter()
+        .filter_map(|e| match &e.payload {
+            Payload::TextDelta(t) => Some(t.text.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The run failure of `outcome` (panics on success).
+pub fn run_error(outcome: &RunOutcome) -> &RunError {
+    outcome
+        .as_ref()
+        .err()
+        .and_then(|e| e.as_run())
+        .unwrap_or_else(|| panic!("expected a run failure, got {outcome:?}"))
+}
+
+/// The driver's failure code of `outcome`.
+pub fn code(outcome: &RunOutcome) -> String {
+    run_error(outcome).details["code"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// The `transport` the driver reported in the result metadata.
+pub fn transport(outcome: &RunOutcome) -> String {
+    let r = match outcome {
+        Ok(r) => r.clone(),
+        Err(e) => e.as_run().map(|e| e.result.clone()).unwrap(),
+    };
+    r.metadata.get("transport").cloned().unwrap_or_default()
+}
