@@ -361,7 +361,7 @@ pub fn outcome_state(outcome: &RunOutcome) -> (RunState, Option<Value>, Option<V
 
 impl Pump {
     async fn run(mut self) {
-        let entry = &self.entry;
+        let entry = Arc::clone(&self.entry);
         let mut events = entry.stream.events();
         let policy = *self.recorder.policy();
         while let Some(first) = events.next().await {
@@ -398,35 +398,33 @@ impl Pump {
                     })
                 })
                 .collect();
+            // The run's end is in the store, and its thread and slot are free, before any subscriber
+            // can see `done`: a client that reads the run or starts the next one on the thread right
+            // after the terminal event never sees `running` or `thread_busy`.
+            let terminal = batch.iter().any(|e| matches!(e.payload, Payload::Done(_)));
+            if terminal {
+                self.finish().await;
+            }
             let len = {
                 let mut log = entry.log.write().unwrap_or_else(|p| p.into_inner());
                 log.extend(items);
                 log.len()
             };
-            entry.progress.send_modify(|p| p.0 = len);
+            entry.progress.send_modify(|p| {
+                p.0 = len;
+                p.1 |= terminal;
+            });
             if let Some(tap) = &self.tap {
                 for e in batch {
                     let _ = tap.send(e);
                 }
             }
         }
-        let outcome = entry.stream.result().await;
-        let (state, result, error) = outcome_state(&outcome);
-        tracing::info!(state = ?state, "run finished");
-        if let Err(e) = self
-            .store
-            .update_run_state(&entry.run_id, state, result, error)
-            .await
-        {
-            tracing::warn!(run_id = %entry.run_id, error = %e, "could not record the run's end");
+        // A stream that ended without `done` (it cannot, by the one-terminal invariant, but the pump
+        // does not rely on it) still records the run's end.
+        if !entry.is_finished() {
+            self.finish().await;
         }
-        if let Some(key) = &self.busy_key {
-            let mut busy = self.registry.busy.lock().unwrap_or_else(|p| p.into_inner());
-            if busy.get(key) == Some(&entry.run_id) {
-                busy.remove(key);
-            }
-        }
-        drop(self.slot.take());
         entry.progress.send_modify(|p| p.1 = true);
         drop(self.tap);
         let registry = self.registry.clone();
@@ -439,6 +437,28 @@ impl Pump {
                 .unwrap_or_else(|p| p.into_inner())
                 .remove(&id);
         });
+    }
+
+    /// Records the run's end in the store and frees its thread and concurrency slot.
+    async fn finish(&mut self) {
+        let entry = &self.entry;
+        let outcome = entry.stream.result().await;
+        let (state, result, error) = outcome_state(&outcome);
+        tracing::info!(state = ?state, "run finished");
+        if let Err(e) = self
+            .store
+            .update_run_state(&entry.run_id, state, result, error)
+            .await
+        {
+            tracing::warn!(run_id = %entry.run_id, error = %e, "could not record the run's end");
+        }
+        if let Some(key) = self.busy_key.take() {
+            let mut busy = self.registry.busy.lock().unwrap_or_else(|p| p.into_inner());
+            if busy.get(&key) == Some(&entry.run_id) {
+                busy.remove(&key);
+            }
+        }
+        drop(self.slot.take());
     }
 
     async fn park_approval(&self, req: &ApprovalRequest) {

@@ -230,14 +230,18 @@ impl Driver for BrokenDriver {
         }
         if self.has(Flaw::EmitAfterReturn) {
             let events = io.events.clone();
+            // Keeps emitting for a while after returning: a single emission after a fixed sleep raced the
+            // harness closing the sink on a loaded machine (it landed before the close, unnoticed).
             tokio::spawn(async move {
-                tokio::time::sleep(std::time::Duration::from_millis(5)).await;
-                let late = TextDelta {
-                    message_id: "m1".into(),
-                    text: "late".into(),
-                    ..Default::default()
-                };
-                events.emit(DriverEvent::TextDelta(late)).await;
+                for _ in 0..250 {
+                    tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+                    let late = TextDelta {
+                        message_id: "m1".into(),
+                        text: "late".into(),
+                        ..Default::default()
+                    };
+                    events.emit(DriverEvent::TextDelta(late)).await;
+                }
             });
         }
         let stdout = b"{\"type\":\"result\"}\n".to_vec();

@@ -381,3 +381,36 @@ async fn thread_history_spans_runs_and_threads_list_get_archive_and_metrics_answ
     assert!(metrics.contains("agent_adaptor_events_recorded_total "));
     server.shutdown().await.unwrap();
 }
+
+#[tokio::test]
+async fn after_done_on_the_stream_the_run_reads_finished_and_its_thread_is_free() {
+    // The run's end is recorded and the thread released before `done` reaches any subscriber, so a client
+    // acting on `done` at once never sees `running` or `thread_busy` (the load generator once had to poll).
+    // A SQLite file store makes recording the end take long enough for the race to show.
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = ServerConfig::for_tests();
+    config.store_url = format!("sqlite://{}", dir.path().join("s.db").display());
+    // Slow enough that the client follows the run live rather than replaying a finished one.
+    config.reference_chunk_delay = Duration::from_millis(5);
+    let server = start_with(config).await;
+    let base = server.url();
+    for i in 0..15 {
+        let run = start_run(
+            &base,
+            "/v1/agents/reference/threads/after-done/runs",
+            json!({"prompt": format!("turn {i}")}),
+        )
+        .await;
+        let id = run_id(&run);
+        // Act on the `done` frame itself, not on the end of the body.
+        let frames = read_frames(events(&base, &id, None, None).await, |f| {
+            f.event.as_deref() != Some("done")
+        })
+        .await;
+        assert_eq!(frames.last().unwrap().event.as_deref(), Some("done"));
+        let view = state(&base, &id).await;
+        assert_eq!(view["state"], "succeeded", "turn {i}: {view}");
+        assert_eq!(view["result"]["text"], format!("Reference reply: turn {i}"));
+    }
+    server.shutdown().await.unwrap();
+}
