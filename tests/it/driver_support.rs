@@ -1,4 +1,4 @@
-//! Helpers the stream-json driver tests (`claude_driver`, `codebuddy_driver`) share: draining a stream,
+//! Helpers the driver tests (`claude_driver`, `codebuddy_driver`, `codex_driver`) share: draining a stream,
 //! its text, and the failure and transport a run reported.
 
 use agent_adaptor::runtime::{Event, Payload, RunError, RunOutcome, Stream};

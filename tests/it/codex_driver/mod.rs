@@ -25,11 +25,12 @@ use std::time::Duration;
 
 use agent_adaptor::driver::{ApprovalMode, ApprovalPolicy, Policy};
 use agent_adaptor::providers::codex::{CodexConfig, CodexDriver, ModelProvider};
-use agent_adaptor::runtime::{CallOptions, Event, Payload, RunError, RunOutcome, Stream};
+use agent_adaptor::runtime::CallOptions;
 use agent_adaptor::testkit::cli::{Cli, require};
 use agent_adaptor::testkit::codex_env::{API_KEY, API_KEY_ENV};
+
+pub use crate::driver_support::{code, delta_text, drain, run_error};
 use agent_adaptor::testkit::mock::responses::{MockResponses, Script};
-use futures::StreamExt;
 
 /// One isolated Codex setup: the mock, a home, a `CODEX_HOME` and a workspace.
 pub struct Cx {
@@ -114,39 +115,6 @@ impl Cx {
     pub fn assert_reaped(&self) {
         assert_eq!(self.driver.registry().live_count(), 0, "a Codex process is left");
     }
-}
-
-/// Drains a stream's events.
-pub async fn drain(stream: &Stream) -> Vec<Event> {
-    stream.events().collect().await
-}
-
-/// The concatenated assistant text deltas.
-pub fn delta_text(events: &[Event]) -> String {
-    events
-        .iter()
-        .filter_map(|e| match &e.payload {
-            Payload::TextDelta(t) => Some(t.text.as_str()),
-            _ => None,
-        })
-        .collect()
-}
-
-/// The run failure of `outcome` (panics on success).
-pub fn run_error(outcome: &RunOutcome) -> &RunError {
-    outcome
-        .as_ref()
-        .err()
-        .and_then(|e| e.as_run())
-        .unwrap_or_else(|| panic!("expected a run failure, got {outcome:?}"))
-}
-
-/// The driver's failure code of `outcome`.
-pub fn code(outcome: &RunOutcome) -> String {
-    run_error(outcome).details["code"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned()
 }
 
 /// Permissions auto-approved (Codex has no plan review to set).

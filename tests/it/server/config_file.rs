@@ -2,7 +2,7 @@
 //! keys are errors naming the key, keys come from the file or the environment, and `serve --config`
 //! serves what the file says with flags overriding it.
 
-use std::io::{BufRead, BufReader};
+use std::io::BufReader;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -172,14 +172,7 @@ async fn config_file_serve_reads_config_from_the_environment_and_flags_override_
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut line = String::new();
-    stdout.read_line(&mut line).unwrap();
-    let url = line
-        .trim_end()
-        .strip_prefix("agent-adaptor listening on ")
-        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
-        .to_owned();
+    let url = super::listening_url(&mut BufReader::new(child.stdout.take().unwrap()));
     let anon = client().get(format!("{url}/v1/agents")).send().await.unwrap();
     let keyed = client()
         .get(format!("{url}/v1/agents"))
@@ -187,11 +180,7 @@ async fn config_file_serve_reads_config_from_the_environment_and_flags_override_
         .send()
         .await
         .unwrap();
-    let kill = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(kill.success());
+    super::sigterm(&child);
     let status = tokio::task::spawn_blocking(move || child.wait())
         .await
         .unwrap()

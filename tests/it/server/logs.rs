@@ -2,12 +2,11 @@
 //! span (matched route, status, tenant) for a request the test made and a `run` span (run id, agent) on
 //! the events of a run it started; API keys and prompt text never appear in the logs.
 
-use std::io::{BufRead, BufReader, Read};
-use std::process::{Command, Stdio};
+use std::io::{BufReader, Read};
 
 use serde_json::{Value, json};
 
-use super::client;
+use super::{client, listening_url, serve_command, sigterm};
 
 const KEY: &str = "logs-test-key-0123456789";
 const PROMPT: &str = "a prompt that must not be logged";
@@ -21,21 +20,11 @@ async fn logs_json_lines_carry_request_and_run_spans() {
         format!("[[tenants]]\nname = \"acme\"\nkeys = [\"{KEY}\"]\n"),
     )
     .unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_agent-adaptor"))
-        .args([
-            "serve",
-            "--bind",
-            "127.0.0.1:0",
-            "--store",
-            "memory",
-            "--no-discover",
-        ])
+    let mut child = serve_command()
         .arg("--config")
         .arg(&config)
         .args(["--log-format", "json"])
         .env("RUST_LOG", "info")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     let mut stderr = child.stderr.take().unwrap();
@@ -44,15 +33,7 @@ async fn logs_json_lines_carry_request_and_run_spans() {
         stderr.read_to_string(&mut s).unwrap();
         s
     });
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let port = line
-        .trim_end()
-        .strip_prefix("agent-adaptor listening on http://127.0.0.1:")
-        .unwrap_or_else(|| panic!("unexpected first line {line:?}"));
-    let base = format!("http://127.0.0.1:{port}");
+    let base = listening_url(&mut BufReader::new(child.stdout.take().unwrap()));
 
     let resp = client()
         .post(format!("{base}/v1/agents/reference/runs"))
@@ -88,11 +69,7 @@ async fn logs_json_lines_carry_request_and_run_spans() {
         .unwrap();
     assert_eq!(unauthorized.status(), 401);
 
-    let kill = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(kill.success());
+    sigterm(&child);
     let status = tokio::task::spawn_blocking(move || child.wait())
         .await
         .unwrap()

@@ -224,3 +224,40 @@ where
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
+
+/// `agent-adaptor serve` on 127.0.0.1:0 with the memory store and no CLI discovery, stdout piped (the
+/// listening line) and stderr piped; add arguments and spawn.
+pub fn serve_command() -> std::process::Command {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_agent-adaptor"));
+    cmd.args([
+        "serve",
+        "--bind",
+        "127.0.0.1:0",
+        "--store",
+        "memory",
+        "--no-discover",
+    ])
+    .stdout(std::process::Stdio::piped())
+    .stderr(std::process::Stdio::piped());
+    cmd
+}
+
+/// Reads `serve`'s first stdout line and returns the base URL it announces (panics on anything else).
+pub fn listening_url(stdout: &mut impl std::io::BufRead) -> String {
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    let port = line
+        .trim_end()
+        .strip_prefix("agent-adaptor listening on http://127.0.0.1:")
+        .unwrap_or_else(|| panic!("unexpected first line {line:?}"));
+    format!("http://127.0.0.1:{port}")
+}
+
+/// Sends SIGTERM to a child process.
+pub fn sigterm(child: &std::process::Child) {
+    let kill = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+}
