@@ -195,6 +195,25 @@ impl<T: Pooled> ProcessPool<T> {
         }
     }
 
+    /// Marks `key` leased to a new generation and returns the lease that keeps or discards its process.
+    fn lease_key(&self, slots: &mut HashMap<PoolKey, Slot<T>>, key: PoolKey, signature: &str) -> Lease<T> {
+        let generation = self.inner.next_generation();
+        slots.insert(
+            key.clone(),
+            Slot::Leased {
+                generation,
+                stale: false,
+            },
+        );
+        Lease {
+            pool: Arc::downgrade(&self.inner),
+            key: Some(key),
+            signature: signature.to_owned(),
+            generation,
+            done: false,
+        }
+    }
+
     /// Leases `key`'s process to one run. `fresh` (the caller's `WithSpawn`) stops the key's idle
     /// process and returns a one-off lease. A kept process with another `signature`, or one that
     /// died while idle, is stopped and reaped before this returns [`Taken::Cold`].
@@ -219,21 +238,7 @@ impl<T: Pooled> ProcessPool<T> {
                 Some(Slot::Idle {
                     value, signature: s, ..
                 }) if !fresh && s == signature && value.child().exit_info().is_none() => {
-                    let generation = self.inner.next_generation();
-                    slots.insert(
-                        key.clone(),
-                        Slot::Leased {
-                            generation,
-                            stale: false,
-                        },
-                    );
-                    let lease = Lease {
-                        pool: Arc::downgrade(&self.inner),
-                        key: Some(key),
-                        signature: signature.to_owned(),
-                        generation,
-                        done: false,
-                    };
+                    let lease = self.lease_key(&mut slots, key, signature);
                     (Taken::Warm(value, lease), None)
                 }
                 other => {
@@ -244,21 +249,7 @@ impl<T: Pooled> ProcessPool<T> {
                     if fresh {
                         (Taken::Cold(self.one_off(signature)), old)
                     } else {
-                        let generation = self.inner.next_generation();
-                        slots.insert(
-                            key.clone(),
-                            Slot::Leased {
-                                generation,
-                                stale: false,
-                            },
-                        );
-                        let lease = Lease {
-                            pool: Arc::downgrade(&self.inner),
-                            key: Some(key),
-                            signature: signature.to_owned(),
-                            generation,
-                            done: false,
-                        };
+                        let lease = self.lease_key(&mut slots, key, signature);
                         (Taken::Cold(lease), old)
                     }
                 }
