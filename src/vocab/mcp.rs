@@ -98,6 +98,19 @@ impl McpServer {
         }
     }
 
+    /// A legacy HTTP+SSE server (`url` is the `GET` event-stream endpoint).
+    pub fn sse(name: impl Into<String>, url: impl Into<String>) -> Self {
+        McpServer {
+            name: name.into(),
+            transport: McpTransport::Sse {
+                url: url.into(),
+                headers: BTreeMap::new(),
+                bearer_token_env: None,
+            },
+            required: false,
+        }
+    }
+
     /// Checks the declaration: the name is `[A-Za-z0-9_-]+` (every CLI builds tool names such as
     /// `mcp__<server>__<tool>` and config keys from it), a stdio command is set, a URL is http(s), and a
     /// bearer-token variable is a variable name (it is written as `${VAR}` or a config key).

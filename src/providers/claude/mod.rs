@@ -107,7 +107,7 @@ pub fn descriptor() -> Descriptor {
         mcp: McpCaps {
             stdio: true,
             http: true,
-            sse: false,
+            sse: true,
         },
         skills: Default::default(),
         system_prompt_append: true,

@@ -3,3 +3,4 @@
 pub mod anthropic;
 pub mod chat;
 pub mod responses;
+pub mod sse_mcp;

@@ -14,6 +14,7 @@ mod basic;
 mod decisions;
 mod kit;
 mod messages;
+mod sse_mcp;
 
 pub use crate::driver_support::{code, delta_text, drain, run_error, transport};
 

@@ -138,6 +138,7 @@ impl Exec<'_> {
                 inflight: &mut self.inflight,
                 live_messages: true,
                 seq: &mut *seq,
+                mcp: &self.req.mcp,
             };
             let turn = turn::drive(proc, &mut self.tr, &mut ctx).await;
             self.close_turn(&turn).await;

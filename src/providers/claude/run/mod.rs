@@ -234,6 +234,7 @@ impl Exec<'_> {
             TurnEnd::Result(_) => return,
             TurnEnd::Closed => "Claude ended its output without a result",
             TurnEnd::Cancelled => "cancelled",
+            TurnEnd::McpRequired(why) => why,
         };
         for ev in self.tr.abort_turn(why) {
             self.io.events.emit(ev).await;
@@ -273,6 +274,7 @@ impl Exec<'_> {
                 "Claude ended its output without a result".to_owned(),
             ),
             TurnEnd::Cancelled => (FailureCode::Cancelled, "cancelled".to_owned()),
+            TurnEnd::McpRequired(why) => (FailureCode::AgentError, why.clone()),
         };
         self.fail(code, message);
         false

@@ -23,13 +23,14 @@ impl Exec<'_> {
                 inflight: &mut self.inflight,
                 live_messages: false,
                 seq: &mut seq,
+                mcp: &self.req.mcp,
             };
             let turn = turn::drive(&mut proc, &mut self.tr, &mut ctx).await;
             self.close_turn(&turn).await;
             let cancelled = matches!(turn.end, TurnEnd::Cancelled);
             let exit = match turn.end {
                 TurnEnd::Result(_) | TurnEnd::Closed => proc.finish(self.grace()).await,
-                TurnEnd::Cancelled => proc.stop(self.grace(), false).await,
+                TurnEnd::Cancelled | TurnEnd::McpRequired(_) => proc.stop(self.grace(), false).await,
             };
             self.collect(&mut proc, exit);
             let go_on = self.verdict(&turn);

@@ -12,6 +12,7 @@ use serde_json::Value;
 
 use crate::driver::process::Line;
 use crate::driver::{Ack, Boundary, ClaimedMessage, DecisionOutcome, DriverEvent, MessagePort, RunIo};
+use crate::vocab::McpServer;
 
 use super::super::decision;
 use super::super::translate::Translator;
@@ -30,6 +31,8 @@ pub enum TurnEnd {
     Closed,
     /// The run was cancelled.
     Cancelled,
+    /// `system/init` reported a required MCP server as not connected (the message names them).
+    McpRequired(String),
 }
 
 /// The outcome of [`drive`].
@@ -59,6 +62,8 @@ pub struct TurnCtx<'a> {
     pub live_messages: bool,
     /// Counter for client uuids and request ids.
     pub seq: &'a mut u64,
+    /// The run's MCP servers: a `required` one not `connected` at `system/init` ends the turn.
+    pub mcp: &'a [McpServer],
 }
 
 impl TurnCtx<'_> {
@@ -247,6 +252,11 @@ pub async fn drive(proc: &mut Proc, tr: &mut Translator, ctx: &mut TurnCtx<'_>) 
                 for ev in tr.frame(&frame) {
                     emit(io, ev).await;
                 }
+                if let Frame::System(System::Init(i)) = &frame
+                    && let Some(why) = unavailable_required(ctx.mcp, &i.mcp_servers)
+                {
+                    return end(TurnEnd::McpRequired(why), interrupted, denied, None);
+                }
                 if let Frame::Result(r) = frame {
                     for h in aborts.into_values() {
                         h.abort();
@@ -259,6 +269,50 @@ pub async fn drive(proc: &mut Proc, tr: &mut Translator, ctx: &mut TurnCtx<'_>) 
     }
 }
 
+/// The required servers of `mcp` whose `system/init` status is not `connected`, as a sentence; `None`
+/// when every required server connected.
+pub fn unavailable_required(mcp: &[McpServer], statuses: &[Value]) -> Option<String> {
+    let missing: Vec<String> = mcp
+        .iter()
+        .filter(|s| s.required)
+        .filter_map(|s| {
+            let status = statuses
+                .iter()
+                .find(|v| v["name"] == s.name.as_str())
+                .and_then(|v| v["status"].as_str())
+                .unwrap_or("absent");
+            (status != "connected").then(|| format!("{} ({status})", s.name))
+        })
+        .collect();
+    (!missing.is_empty()).then(|| format!("required MCP server not connected: {}", missing.join(", ")))
+}
+
 async fn emit(io: &RunIo, ev: DriverEvent) {
     io.events.emit(ev).await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_required_servers_that_did_not_connect_are_named() {
+        let mut a = McpServer::sse("a", "http://127.0.0.1:1/sse");
+        a.required = true;
+        let mut b = McpServer::stdio("b", "node", vec![]);
+        b.required = true;
+        let c = McpServer::http("c", "http://127.0.0.1:2/mcp");
+        let ok = serde_json::json!([{"name": "a", "status": "connected"}, {"name": "b", "status": "connected"},
+            {"name": "c", "status": "failed"}]);
+        assert_eq!(
+            unavailable_required(&[a.clone(), b.clone(), c.clone()], ok.as_array().unwrap()),
+            None
+        );
+        let bad =
+            serde_json::json!([{"name": "a", "status": "failed"}, {"name": "c", "status": "connected"}]);
+        assert_eq!(
+            unavailable_required(&[a, b, c], bad.as_array().unwrap()).as_deref(),
+            Some("required MCP server not connected: a (failed), b (absent)")
+        );
+    }
 }
