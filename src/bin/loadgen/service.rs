@@ -188,7 +188,9 @@ impl Service {
             .child
             .stop(StopPlan::new().term_grace(Duration::from_secs(10)))
             .await;
-        let _ = std::fs::remove_dir_all(&self.dir);
+        if let Err(e) = std::fs::remove_dir_all(&self.dir) {
+            eprintln!("loadgen: could not remove {}: {e}", self.dir.display());
+        }
         if exit.success() {
             Ok(())
         } else {

@@ -60,9 +60,11 @@ impl SseMcpServer {
             .with_state(inner.clone());
         let cancel = inner.cancel.clone();
         let task = tokio::spawn(async move {
-            let _ = axum::serve(listener, app)
-                .with_graceful_shutdown(async move { cancel.cancelled().await })
-                .await;
+            let serve =
+                axum::serve(listener, app).with_graceful_shutdown(async move { cancel.cancelled().await });
+            if let Err(e) = serve.await {
+                tracing::warn!(error = %e, "mock SSE MCP server stopped with an error");
+            }
         });
         Ok(SseMcpServer {
             addr,
