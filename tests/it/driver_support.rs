@@ -1,7 +1,8 @@
 //! Helpers the driver tests (`claude_driver`, `codebuddy_driver`, `codex_driver`) share: draining a stream,
 //! its text, and the failure and transport a run reported.
 
-use agent_adaptor::runtime::{Event, Payload, RunError, RunOutcome, Stream};
+use agent_adaptor::driver::TranscriptKind;
+use agent_adaptor::runtime::{Event, Payload, RunError, RunOutcome, RunResult, Stream};
 use futures::StreamExt;
 
 /// Drains a stream's events.
@@ -44,4 +45,20 @@ pub fn transport(outcome: &RunOutcome) -> String {
         Err(e) => e.as_run().map(|e| e.result.clone()).unwrap(),
     };
     r.metadata.get("transport").cloned().unwrap_or_default()
+}
+
+/// Asserts that the CLI reported MCP server `name` as `connected` in its init transcript item.
+pub fn assert_mcp_connected(result: &RunResult, name: &str) {
+    let init = result
+        .transcript()
+        .into_iter()
+        .find(|i| i.kind == TranscriptKind::Init)
+        .expect("an init transcript item");
+    let servers = init.data["mcp_servers"].as_array().cloned().unwrap_or_default();
+    assert!(
+        servers
+            .iter()
+            .any(|s| s["name"] == name && s["status"] == "connected"),
+        "{name} not connected: {servers:?}"
+    );
 }

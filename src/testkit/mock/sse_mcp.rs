@@ -58,14 +58,7 @@ impl SseMcpServer {
             .route("/sse", get(open_stream))
             .route("/messages", post(message))
             .with_state(inner.clone());
-        let cancel = inner.cancel.clone();
-        let task = tokio::spawn(async move {
-            let serve =
-                axum::serve(listener, app).with_graceful_shutdown(async move { cancel.cancelled().await });
-            if let Err(e) = serve.await {
-                tracing::warn!(error = %e, "mock SSE MCP server stopped with an error");
-            }
-        });
+        let task = super::serve(listener, app, inner.cancel.clone(), "sse_mcp");
         Ok(SseMcpServer {
             addr,
             inner,

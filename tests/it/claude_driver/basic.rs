@@ -425,18 +425,7 @@ async fn per_call_stdio_mcp_servers_are_materialized_and_callable() {
         .result()
         .await
         .unwrap();
-    let init = r
-        .transcript()
-        .into_iter()
-        .find(|i| i.kind == TranscriptKind::Init)
-        .unwrap();
-    let servers = init.data["mcp_servers"].as_array().cloned().unwrap_or_default();
-    assert!(
-        servers
-            .iter()
-            .any(|s| s["name"] == "probe" && s["status"] == "connected"),
-        "{servers:?}"
-    );
+    crate::driver_support::assert_mcp_connected(&r, "probe");
     assert_eq!(r.text, "Tool said: ECHO {\"text\":\"hi\"}");
     let leftover = std::fs::read_dir(cl.env.config_dir.join("agent-adaptor/mcp"))
         .map(|d| d.count())

@@ -5,7 +5,6 @@
 
 use std::time::Duration;
 
-use agent_adaptor::driver::TranscriptKind;
 use agent_adaptor::runtime::Agent;
 use agent_adaptor::testkit::mock::anthropic::{Reply, Script};
 use agent_adaptor::testkit::mock::sse_mcp::{ECHO_PREFIX, SseMcpServer};
@@ -41,18 +40,7 @@ async fn sse_mcp_server_is_reached_by_the_real_claude_cli_and_the_model_sees_the
     .await
     .expect("the run finished")
     .unwrap();
-    let init = r
-        .transcript()
-        .into_iter()
-        .find(|i| i.kind == TranscriptKind::Init)
-        .unwrap();
-    let servers = init.data["mcp_servers"].as_array().cloned().unwrap_or_default();
-    assert!(
-        servers
-            .iter()
-            .any(|s| s["name"] == "sseprobe" && s["status"] == "connected"),
-        "{servers:?}"
-    );
+    crate::driver_support::assert_mcp_connected(&r, "sseprobe");
     let echo = format!("{ECHO_PREFIX}{{\"text\":\"hi\"}}");
     assert_eq!(r.text, format!("Tool said: {echo}"));
     assert_eq!(server.calls(), vec![serde_json::json!({"text": "hi"})]);

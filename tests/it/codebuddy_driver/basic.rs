@@ -194,18 +194,7 @@ async fn per_call_mcp_servers_are_materialized_and_loaded() {
         .result()
         .await
         .unwrap();
-    let init = r
-        .transcript()
-        .into_iter()
-        .find(|i| i.kind == TranscriptKind::Init)
-        .unwrap();
-    let servers = init.data["mcp_servers"].as_array().cloned().unwrap_or_default();
-    assert!(
-        servers
-            .iter()
-            .any(|s| s["name"] == "probe" && s["status"] == "connected"),
-        "{servers:?}"
-    );
+    crate::driver_support::assert_mcp_connected(&r, "probe");
     // CodeBuddy defers MCP tools (`ToolSearch` / `DeferExecuteTool`) instead of listing them as tools;
     // the server's tool is announced in the conversation.
     let req = &cb.mock.completion_requests()[0];

@@ -68,14 +68,7 @@ impl MockAnthropic {
         let app = axum::Router::new()
             .fallback(server::handle)
             .with_state(inner.clone());
-        let cancel = inner.cancel.clone();
-        let task = tokio::spawn(async move {
-            let serve =
-                axum::serve(listener, app).with_graceful_shutdown(async move { cancel.cancelled().await });
-            if let Err(e) = serve.await {
-                tracing::warn!(error = %e, "mock anthropic server stopped with an error");
-            }
-        });
+        let task = super::serve(listener, app, inner.cancel.clone(), "anthropic");
         Ok(MockAnthropic {
             addr,
             inner,
