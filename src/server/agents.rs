@@ -13,6 +13,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::config::{AgentSpec, ServerConfig};
+use super::resources::AgentResources;
 use crate::driver::{DecisionMode, Descriptor, Driver, Policy, QuestionMode};
 use crate::providers::claude;
 use crate::providers::codebuddy::{CodeBuddyConfig, CodeBuddyDriver};
@@ -47,6 +48,17 @@ pub enum AgentError {
     /// Two agents share a name.
     #[error("duplicate agent name {0:?}")]
     Duplicate(String),
+    /// The agent's resources (MCP servers, skills, tools, grants) do not fit its driver.
+    #[error("agent {agent:?}: {reason}")]
+    Resources {
+        /// The agent.
+        agent: String,
+        /// Why.
+        reason: String,
+    },
+    /// Host tools were given for an agent the configuration does not have.
+    #[error("host tools given for an unknown agent {0:?}")]
+    ToolsForUnknownAgent(String),
 }
 
 /// One agent as the service holds it.
@@ -60,6 +72,8 @@ pub struct AgentEntry {
     pub agent: Agent,
     /// The exposure policy its records are written under.
     pub exposure: ExposurePolicy,
+    /// Its configured resources and what a run request may add.
+    pub resources: AgentResources,
 }
 
 impl AgentEntry {
@@ -129,9 +143,12 @@ pub fn driver_for(
                 d.sessions.fork = false;
                 d
             });
+            // `"report_resources": true` takes MCP servers and skills and reports them in the metadata.
+            let report_resources = config.get("report_resources") == Some(&Value::Bool(true));
             Arc::new(ReferenceDriver::new(ReferenceConfig {
                 chunk_delay: delay,
                 descriptor,
+                report_resources,
                 ..Default::default()
             }))
         }
@@ -221,7 +238,12 @@ fn is_executable(p: &Path) -> bool {
 
 /// Builds every configured agent, then (when enabled) one agent per provider whose CLI is present and
 /// that no configured agent already uses under the provider's name.
-pub fn build(config: &ServerConfig, store: &Arc<dyn ThreadStore>) -> Result<Agents, AgentError> {
+/// Builds the agents of `config` over `store`; `tools` are the host tools of agents by name.
+pub fn build(
+    config: &ServerConfig,
+    store: &Arc<dyn ThreadStore>,
+    mut tools: BTreeMap<String, Vec<crate::tools::Tool>>,
+) -> Result<Agents, AgentError> {
     let mut specs = config.agents.clone();
     if config.discover_clis {
         for (provider, command, env_var) in PROVIDERS {
@@ -243,10 +265,32 @@ pub fn build(config: &ServerConfig, store: &Arc<dyn ThreadStore>) -> Result<Agen
             .find(|(p, _, _)| *p == spec.provider)
             .and_then(|(_, command, env_var)| find_cli(command, env_var));
         let driver = driver_for(&spec, program, config)?;
-        let policy = service_policy(&driver.descriptor(), config.approval_timeout);
+        let descriptor = driver.descriptor();
+        let refuse = |reason: String| AgentError::Resources {
+            agent: spec.name.clone(),
+            reason,
+        };
+        AgentResources::check(&spec, &descriptor).map_err(refuse)?;
+        let policy = service_policy(&descriptor, config.approval_timeout);
         let mut builder = Agent::builder_arc(driver)
             .thread_store(store.clone())
             .policy(policy);
+        let host_tools = tools.remove(&spec.name);
+        let has_tools = host_tools.is_some();
+        if let Some(host_tools) = host_tools {
+            if !descriptor.mcp.http {
+                return Err(refuse(format!(
+                    "host tools need HTTP MCP, which the {} driver does not take",
+                    descriptor.driver_type
+                )));
+            }
+            builder = builder.tools(host_tools);
+        }
+        let (with_resources, mut resources) = AgentResources::install(&spec, builder);
+        builder = with_resources;
+        if has_tools {
+            resources = resources.with_host_tools();
+        }
         // The driver config's `directory` (CommonConfig: "default working directory") is the agent's
         // default workspace; without it runs work in the service's current directory.
         if let Some(dir) = default_directory(&spec.config) {
@@ -261,8 +305,12 @@ pub fn build(config: &ServerConfig, store: &Arc<dyn ThreadStore>) -> Result<Agen
                 provider: spec.provider,
                 agent,
                 exposure: spec.exposure,
+                resources,
             },
         );
+    }
+    if let Some(name) = tools.into_keys().next() {
+        return Err(AgentError::ToolsForUnknownAgent(name));
     }
     Ok(agents)
 }

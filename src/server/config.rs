@@ -10,9 +10,12 @@ use serde_json::Value;
 use super::auth::TenantSpec;
 use super::ip_limits::IpLimits;
 use super::limits::Limits;
+use super::resources::RequestGrants;
 use super::retention::RetentionSettings;
 use super::telemetry::LogFormat;
 use crate::recorder::ExposurePolicy;
+use crate::vocab::{McpServer, SkillRef};
+use crate::workspace::WorkspaceSpec;
 
 /// One agent the service offers: a name in the URL, the provider that drives it and its configuration.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -28,6 +31,30 @@ pub struct AgentSpec {
     /// What the agent's recorded events keep (per-agent default of the exposure policy).
     #[serde(default)]
     pub exposure: ExposurePolicy,
+    /// Instructions added to every run (the system prompt where the provider allows, else a prompt
+    /// prefix); a request's `instructions` come after them.
+    #[serde(default)]
+    pub instructions: Option<String>,
+    /// MCP servers every run of the agent gets (written into the provider's native configuration).
+    #[serde(default)]
+    pub mcp: Vec<McpServer>,
+    /// Skills every run of the agent gets.
+    #[serde(default)]
+    pub skills: Vec<SkillRef>,
+    /// Skills a run request may add by key (`"skills": ["key"]`); unknown keys are refused.
+    #[serde(default)]
+    pub skill_library: Vec<SkillRef>,
+    /// How each run's workspace is provisioned (`{type = "git_worktree", ...}`: a fresh worktree of the
+    /// agent's `directory` per run, removed after it); the directory itself when unset.
+    #[serde(default)]
+    pub workspace: Option<WorkspaceSpec>,
+    /// Keep each run's provisioned workspace (a git worktree and its branch) after the run, for review;
+    /// by default it is removed.
+    #[serde(default)]
+    pub keep_workspaces: bool,
+    /// What a run request may add beyond skills from the library (off by default).
+    #[serde(default)]
+    pub allow_request: RequestGrants,
 }
 
 impl AgentSpec {
@@ -38,6 +65,13 @@ impl AgentSpec {
             provider: provider.into(),
             config: Value::Object(Default::default()),
             exposure: ExposurePolicy::default(),
+            instructions: None,
+            mcp: Vec::new(),
+            skills: Vec::new(),
+            skill_library: Vec::new(),
+            workspace: None,
+            keep_workspaces: false,
+            allow_request: RequestGrants::default(),
         }
     }
 

@@ -43,6 +43,7 @@ pub mod ip_limits;
 pub mod limits;
 pub mod openapi;
 pub mod playground;
+pub mod resources;
 mod rest;
 pub mod retention;
 pub mod runs;
@@ -251,9 +252,38 @@ pub fn router(state: Arc<AppState>) -> Router {
     }
 }
 
+/// What a host embedding the service gives its agents beyond the (serializable) configuration: host
+/// tools, by agent name. Each agent's tools are served to its CLI through the Agent's authenticated
+/// loopback MCP server, like [`AgentBuilder::tools`](crate::runtime::AgentBuilder::tools).
+#[derive(Clone, Default)]
+pub struct HostResources {
+    tools: std::collections::BTreeMap<String, Vec<crate::tools::Tool>>,
+}
+
+impl std::fmt::Debug for HostResources {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HostResources")
+            .field("tools_for", &self.tools.keys().collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+impl HostResources {
+    /// Adds host tools to the agent called `agent` (starting fails when there is no such agent).
+    pub fn tools(mut self, agent: &str, tools: impl IntoIterator<Item = crate::tools::Tool>) -> Self {
+        self.tools.entry(agent.to_owned()).or_default().extend(tools);
+        self
+    }
+}
+
 impl Server {
     /// Opens the store, builds the agents, binds `config.bind` and starts serving.
     pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
+        Server::start_with(config, HostResources::default()).await
+    }
+
+    /// [`Server::start`] with the host's own resources (host tools per agent).
+    pub async fn start_with(config: ServerConfig, host: HostResources) -> Result<RunningServer, ServerError> {
         let auth = Auth::new(&config.tenants).map_err(|e| ServerError::Config(e.to_string()))?;
         for l in std::iter::once(&config.limits).chain(config.tenants.iter().map(|t| &t.limits)) {
             l.validate().map_err(ServerError::Config)?;
@@ -264,7 +294,7 @@ impl Server {
         }
         let limits = Arc::new(Limiter::new(config.limits, &config.tenants));
         let store = crate::store::open(&config.store_url).await?;
-        let agents = agents::build(&config, &store)?;
+        let agents = agents::build(&config, &store, host.tools)?;
         let listener = TcpListener::bind(config.bind)
             .await
             .map_err(|source| ServerError::Bind {

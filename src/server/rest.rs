@@ -20,6 +20,7 @@ use super::AppState;
 use super::auth::Tenant;
 use super::body::JsonBody;
 use super::error::ApiError;
+use super::resources::{AgentResources, RunResources};
 use super::runs::{RunEntry, StartRun, approval_view, outcome_state};
 use super::sse;
 use super::views::{
@@ -30,6 +31,8 @@ use crate::driver::{ApprovalPolicy, DecisionKind, Policy, Timing};
 use crate::recorder::Recorder;
 use crate::runtime::{CallOptions, MessageOptions};
 use crate::store::{ApprovalState, RunState, StoreError};
+use crate::vocab::McpServer;
+use crate::workspace::WorkspaceSpec;
 
 /// `GET /healthz`: the process answers.
 #[utoipa::path(get, path = "/healthz", tag = "health", responses((status = 200, description = "The process answers", body = crate::server::views::Health)))]
@@ -62,6 +65,7 @@ fn agent_view(a: &super::agents::AgentEntry) -> AgentView {
         name: a.name.clone(),
         provider: a.provider.clone(),
         descriptor: serde_json::to_value(a.descriptor()).unwrap_or(Value::Null),
+        resources: a.resources.view(),
     }
 }
 
@@ -106,9 +110,24 @@ pub struct StartRunBody {
     #[serde(default)]
     #[schema(value_type = Option<Object>)]
     pub schema: Option<Value>,
-    /// Allow spawning subagents.
+    /// Force a fresh provider process (no reuse of a thread's persistent process).
     #[serde(default)]
     pub spawn: bool,
+    /// Instructions for this run, after the agent's own.
+    #[serde(default)]
+    pub instructions: Option<String>,
+    /// Skills from the agent's skill library, by key.
+    #[serde(default)]
+    pub skills: Vec<String>,
+    /// HTTP or SSE MCP servers added to the agent's (only where the agent's `allow_request.mcp` is set).
+    #[serde(default)]
+    #[schema(value_type = Vec<Object>)]
+    pub mcp: Vec<McpServer>,
+    /// The workspace spec (only where the agent's `allow_request.workspace` is set): `{"type":"shared"}`,
+    /// `{"type":"driver_managed"}` or `{"type":"git_worktree","base_ref":"main","branch_template":"run/{short}"}`.
+    #[serde(default)]
+    #[schema(value_type = Option<Object>)]
+    pub workspace: Option<WorkspaceSpec>,
 }
 
 impl StartRunBody {
@@ -125,7 +144,7 @@ impl StartRunBody {
         }
     }
 
-    fn options(&self) -> Result<CallOptions, ApiError> {
+    fn options(&self, resources: &AgentResources) -> Result<CallOptions, ApiError> {
         if self.prompt.trim().is_empty() {
             return Err(ApiError::invalid("prompt", "the prompt is empty"));
         }
@@ -152,7 +171,15 @@ impl StartRunBody {
         if self.spawn {
             o = o.spawn();
         }
-        Ok(o)
+        resources.apply(
+            RunResources {
+                instructions: self.instructions.as_deref(),
+                skills: &self.skills,
+                mcp: &self.mcp,
+                workspace: self.workspace.as_ref(),
+            },
+            o,
+        )
     }
 }
 
@@ -219,7 +246,7 @@ async fn start(
             }
         }
     }
-    let options = body.options()?;
+    let options = body.options(&a.resources)?;
     let slot = state.limits.acquire_run(tenant.as_str())?;
     let entry = state
         .runs

@@ -65,6 +65,30 @@ pub struct AgentView {
     /// The driver descriptor (capabilities; `docs/capabilities.md`).
     #[schema(value_type = Object)]
     pub descriptor: Value,
+    /// What the agent is configured with and what a run request may add.
+    pub resources: ResourcesView,
+}
+
+/// An agent's resources as a client may see them: names and keys, never URLs, headers or paths.
+#[derive(Debug, Clone, Default, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ResourcesView {
+    /// Whether the agent adds instructions of its own to every run.
+    pub instructions: bool,
+    /// The MCP servers every run gets, as `name:transport`.
+    pub mcp: Vec<String>,
+    /// The skills every run gets, by key.
+    pub skills: Vec<String>,
+    /// The skills a run request may add (`"skills": [key]`).
+    pub skill_library: Vec<String>,
+    /// The workspace provisioning (`shared`, `git_worktree`, `driver_managed`).
+    pub workspace: String,
+    /// A run request may add HTTP/SSE MCP servers.
+    pub request_mcp: bool,
+    /// A run request may choose its workspace spec.
+    pub request_workspace: bool,
+    /// The agent has host tools (served over its loopback MCP server).
+    pub host_tools: bool,
 }
 
 /// `GET /v1/agents`.

@@ -41,6 +41,10 @@ pub struct ReferenceConfig {
     pub descriptor: Option<Descriptor>,
     /// Fail `validate_config`.
     pub invalid: bool,
+    /// Declare MCP (stdio, HTTP, SSE) and skills, and report what each run received in the result's
+    /// metadata (`mcp`: `name:transport` pairs, `skills`: keys, `instructions`, `cwd`), so a host can
+    /// check how its resource configuration reaches a driver.
+    pub report_resources: bool,
 }
 
 impl Default for ReferenceConfig {
@@ -52,6 +56,7 @@ impl Default for ReferenceConfig {
             continue_mode: ContinueMode::InRun,
             descriptor: None,
             invalid: false,
+            report_resources: false,
         }
     }
 }
@@ -485,10 +490,18 @@ impl Turn<'_> {
 #[async_trait::async_trait]
 impl Driver for ReferenceDriver {
     fn descriptor(&self) -> Descriptor {
-        self.config
-            .descriptor
-            .clone()
-            .unwrap_or_else(|| reference_descriptor(self.config.continue_mode))
+        self.config.descriptor.clone().unwrap_or_else(|| {
+            let mut d = reference_descriptor(self.config.continue_mode);
+            if self.config.report_resources {
+                d.mcp = McpCaps {
+                    stdio: true,
+                    http: true,
+                    sse: true,
+                };
+                d.skills.supported = true;
+            }
+            d
+        })
     }
 
     fn validate_config(&self) -> Result<(), InvalidConfig> {
@@ -668,6 +681,9 @@ impl Driver for ReferenceDriver {
         );
         let mut metadata = std::collections::BTreeMap::new();
         metadata.insert("history_len".into(), history.len().to_string());
+        if self.config.report_resources {
+            metadata.extend(resource_report(&req));
+        }
         let terminal = json!({ "subtype": if ok { "success" } else { "error" }, "session_id": session_id });
         Response {
             text,
@@ -691,6 +707,31 @@ impl Driver for ReferenceDriver {
             structured: turn.structured,
         }
     }
+}
+
+/// What a run received, for [`ReferenceConfig::report_resources`].
+fn resource_report(req: &Request) -> Vec<(String, String)> {
+    let mcp = req
+        .mcp
+        .iter()
+        .map(|s| format!("{}:{}", s.name, s.transport.name()))
+        .collect::<Vec<_>>()
+        .join(",");
+    let skills = req
+        .skills
+        .iter()
+        .map(|s| s.key.clone())
+        .collect::<Vec<_>>()
+        .join(",");
+    vec![
+        ("mcp".into(), mcp),
+        ("skills".into(), skills),
+        (
+            "instructions".into(),
+            req.instructions.clone().unwrap_or_default(),
+        ),
+        ("cwd".into(), req.cwd.display().to_string()),
+    ]
 }
 
 /// Notice helper for scripts.

@@ -16,6 +16,7 @@ mod logs;
 mod openapi;
 mod playground;
 mod rejections;
+mod resources;
 mod retention;
 mod runs;
 mod schemas;
