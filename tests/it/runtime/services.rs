@@ -133,6 +133,7 @@ struct Provider {
     preamble: Mutex<String>,
     services: Vec<ServiceRef>,
     source: Source,
+    fail_attach: bool,
     fail_detach: bool,
     hang_detach: bool,
     results: Vec<SubagentResult>,
@@ -148,6 +149,7 @@ impl Default for Provider {
             preamble: Mutex::new(String::new()),
             services: Vec::new(),
             source: Source::None,
+            fail_attach: false,
             fail_detach: false,
             hang_detach: false,
             results: Vec::new(),
@@ -207,6 +209,9 @@ fn source_stream(
 impl RunServiceProvider for Provider {
     async fn attach_run(&self, _run_id: &str) -> Result<RunAttachment, ServiceError> {
         self.attached.fetch_add(1, Ordering::SeqCst);
+        if self.fail_attach {
+            return Err(ServiceError::Backend("the sidecar did not start".into()));
+        }
         let kind = self.source;
         let dropped = self.source_dropped.clone();
         let results = self.results.clone();
@@ -670,4 +675,68 @@ async fn the_same_provider_attaches_once_and_service_mcp_is_checked_against_the_
     );
     assert_eq!(code(&err), "mcp_unsupported", "{err}");
     assert!(rec.requests().is_empty(), "refused before driver entry");
+}
+
+#[tokio::test]
+async fn an_attach_failure_fails_before_driver_entry_and_every_attach_is_detached() {
+    let rec = Recording::new(ReferenceDriver::scripted(Script::new(vec![Step::text("x")])));
+    let good = Arc::new(Provider::default());
+    let bad = Arc::new(Provider {
+        fail_attach: true,
+        ..Default::default()
+    });
+    let never = Arc::new(Provider::default());
+    let agent = Agent::builder(rec.clone())
+        .run_service_provider(good.clone())
+        .run_service_provider(bad.clone())
+        .run_service_provider(never.clone())
+        .build();
+    let err = agent.send("go", CallOptions::new()).result().await.unwrap_err();
+    assert_eq!(code(&err), "service_attach_failed");
+    assert!(err.to_string().contains("the sidecar did not start"), "{err}");
+    assert!(rec.requests().is_empty(), "the driver was not entered");
+    for (p, attached, detached) in [(&good, 1, 1), (&bad, 1, 1), (&never, 0, 0)] {
+        assert_eq!(p.attached.load(Ordering::SeqCst), attached);
+        assert_eq!(
+            p.detached.load(Ordering::SeqCst),
+            detached,
+            "detach is owed to every attach call"
+        );
+    }
+}
+
+#[tokio::test]
+async fn two_services_setting_one_variable_differently_are_refused() {
+    let rec = Recording::new(ReferenceDriver::scripted(Script::new(vec![Step::text("x")])));
+    let a = Arc::new(Provider {
+        services: vec![ServiceRef::new("a", "").env("SHARED", "1")],
+        ..Default::default()
+    });
+    let b = Arc::new(Provider {
+        services: vec![ServiceRef::new("b", "").secret_env("SHARED", "2")],
+        ..Default::default()
+    });
+    let agent = Agent::builder(rec.clone())
+        .run_service_provider(a.clone())
+        .run_service_provider(b.clone())
+        .build();
+    let err = agent.send("go", CallOptions::new()).result().await.unwrap_err();
+    assert_eq!(code(&err), "service_env_conflict");
+    let msg = err.to_string();
+    assert!(
+        msg.contains("SHARED") && !msg.contains('2'),
+        "names the variable, not the values: {msg}"
+    );
+    assert!(rec.requests().is_empty());
+    // The same value from both is no conflict.
+    let c = Arc::new(Provider {
+        services: vec![ServiceRef::new("c", "").env("SHARED", "1")],
+        ..Default::default()
+    });
+    let agent = Agent::builder(rec.clone())
+        .run_service_provider(a.clone())
+        .run_service_provider(c)
+        .build();
+    agent.send("go", CallOptions::new()).result().await.unwrap();
+    assert_eq!(rec.requests()[0].env.get("SHARED").map(String::as_str), Some("1"));
 }
