@@ -269,7 +269,7 @@ impl RunServices {
         errors
     }
 
-    /// The attachments' subagent results (each source called once).
+    /// The attachments' subagent results (each results function called once).
     pub(crate) fn collect_results(&mut self) -> Vec<SubagentResult> {
         self.results.drain(..).flat_map(|f| f()).collect()
     }
