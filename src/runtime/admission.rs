@@ -6,6 +6,39 @@ use super::options::Resolved;
 use crate::driver::{DecisionKind, Descriptor, FeatureLevel, SandboxLevel};
 use crate::vocab::McpTransport;
 
+/// Checks MCP declarations against the descriptor: each valid, its transport supported, names
+/// unique. Also used for the MCP servers runtime services publish.
+pub(crate) fn check_mcp(desc: &Descriptor, servers: &[crate::vocab::McpServer]) -> Result<(), ConfigError> {
+    for server in servers {
+        server.validate().map_err(ConfigError::InvalidMcpConfig)?;
+        let mcp = &desc.mcp;
+        if !(mcp.stdio || mcp.http || mcp.sse) {
+            return Err(ConfigError::McpUnsupported(desc.driver_type.clone()));
+        }
+        let ok = match server.transport {
+            McpTransport::Stdio { .. } => mcp.stdio,
+            McpTransport::Http { .. } => mcp.http,
+            McpTransport::Sse { .. } => mcp.sse,
+        };
+        if !ok {
+            return Err(ConfigError::McpTransportUnsupported {
+                driver: desc.driver_type.clone(),
+                transport: server.transport.name().into(),
+            });
+        }
+    }
+    let mut names = std::collections::HashSet::new();
+    for server in servers {
+        if !names.insert(server.name.as_str()) {
+            return Err(ConfigError::InvalidMcpConfig(format!(
+                "duplicate MCP server name {:?}",
+                server.name
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Checks the resolved settings against the descriptor.
 pub(crate) fn check(desc: &Descriptor, r: &Resolved) -> Result<(), ConfigError> {
     r.policy.validate().map_err(ConfigError::InvalidPolicy)?;
@@ -39,33 +72,7 @@ pub(crate) fn check(desc: &Descriptor, r: &Resolved) -> Result<(), ConfigError> 
             });
         }
     }
-    for server in &r.mcp {
-        server.validate().map_err(ConfigError::InvalidMcpConfig)?;
-        let mcp = &desc.mcp;
-        if !(mcp.stdio || mcp.http || mcp.sse) {
-            return Err(ConfigError::McpUnsupported(desc.driver_type.clone()));
-        }
-        let ok = match server.transport {
-            McpTransport::Stdio { .. } => mcp.stdio,
-            McpTransport::Http { .. } => mcp.http,
-            McpTransport::Sse { .. } => mcp.sse,
-        };
-        if !ok {
-            return Err(ConfigError::McpTransportUnsupported {
-                driver: desc.driver_type.clone(),
-                transport: server.transport.name().into(),
-            });
-        }
-    }
-    let mut names = std::collections::HashSet::new();
-    for server in &r.mcp {
-        if !names.insert(server.name.as_str()) {
-            return Err(ConfigError::InvalidMcpConfig(format!(
-                "duplicate MCP server name {:?}",
-                server.name
-            )));
-        }
-    }
+    check_mcp(desc, &r.mcp)?;
     if !r.skills.is_empty() && !desc.skills.supported {
         return Err(ConfigError::SkillMaterializationFailed(format!(
             "the {} driver cannot materialize skills",

@@ -17,6 +17,7 @@ use super::event::{Done, Payload};
 use super::execution::{Execution, ExecutionHooks};
 use super::messages::MessageQueue;
 use super::options::{CallOptions, Shared, resolve, shared_options};
+use super::services::{ServiceManager, ServicePlan};
 use super::stream::{self, RunOutcome, Stream};
 use super::structured::choose_mode;
 use super::verdict::Verdict;
@@ -36,6 +37,8 @@ pub struct AgentBuilder {
     skill_materializer: Option<Arc<dyn crate::skills::SkillMaterializer>>,
     workspace_manager: Option<Arc<dyn WorkspaceManager>>,
     workspace_release: ReleaseMode,
+    service_manager: Option<Arc<dyn ServiceManager>>,
+    service_cleanup: Duration,
 }
 
 shared_options!(AgentBuilder);
@@ -99,6 +102,24 @@ impl AgentBuilder {
         self
     }
 
+    /// The runtime service backend. Every execution whose resolved
+    /// [`services`](AgentBuilder::services) are not empty asks it to `ensure` them after the workspace
+    /// lease and before the driver starts (their environment and MCP servers reach the provider
+    /// process), and releases them with `release_by_run` before `Done`. Without a manager, declared
+    /// services refuse the send (`service_manager_missing`): no endpoint is invented.
+    pub fn service_manager(mut self, manager: Arc<dyn ServiceManager>) -> Self {
+        self.service_manager = Some(manager);
+        self
+    }
+
+    /// The bound of each execution's service cleanup (default 30 s): event sources get it to flush
+    /// and close, then every `release_by_run` and `detach_run` gets all of it, concurrently. What
+    /// overruns is abandoned and reported in the outcome.
+    pub fn service_cleanup_timeout(mut self, bound: Duration) -> Self {
+        self.service_cleanup = bound;
+        self
+    }
+
     /// Adds one host tool (see [`AgentBuilder::tools`]).
     pub fn tool(mut self, tool: crate::tools::Tool) -> Self {
         self.tools.push(tool);
@@ -138,6 +159,8 @@ impl AgentBuilder {
                     .unwrap_or_else(|| Arc::new(crate::skills::DefaultSkillMaterializer::default())),
                 workspace_manager: self.workspace_manager.unwrap_or_else(|| Arc::new(Passthrough)),
                 workspace_release: self.workspace_release,
+                service_manager: self.service_manager,
+                service_cleanup: self.service_cleanup,
             }),
         }
     }
@@ -166,6 +189,10 @@ pub(crate) struct AgentInner {
     pub workspace_manager: Arc<dyn WorkspaceManager>,
     /// How executions release their workspace lease.
     pub workspace_release: ReleaseMode,
+    /// The runtime service backend.
+    pub service_manager: Option<Arc<dyn ServiceManager>>,
+    /// The bound of each execution's service cleanup.
+    pub service_cleanup: Duration,
 }
 
 /// An agent: one Driver with defaults. Cheap to clone; clones share everything.
@@ -245,6 +272,8 @@ impl Agent {
             skill_materializer: None,
             workspace_manager: None,
             workspace_release: ReleaseMode::Stop,
+            service_manager: None,
+            service_cleanup: super::services::CLEANUP_BOUND,
         }
     }
 
@@ -290,6 +319,10 @@ impl Agent {
         };
         if let Err(e) = admission::check(&inner.descriptor, &resolved) {
             return refused(e.into());
+        }
+        if !resolved.services.is_empty() && inner.service_manager.is_none() {
+            let names = resolved.services.iter().map(|s| s.name.clone()).collect();
+            return refused(super::error::ConfigError::ServiceManagerMissing(names).into());
         }
         if let Err(e) = inner.driver.validate_config() {
             return refused(super::error::ConfigError::InvalidDriverConfig(e.reason).into());
@@ -347,6 +380,12 @@ impl Agent {
             spec: resolved.workspace_spec.clone(),
             release: inner.workspace_release,
         };
+        let services = ServicePlan {
+            manager: inner.service_manager.clone(),
+            providers: resolved.run_services.0.clone(),
+            desired: resolved.services.clone(),
+            bound: inner.service_cleanup,
+        };
         let exec = Execution {
             run_id: run_id.clone(),
             thread_key: key,
@@ -367,6 +406,7 @@ impl Agent {
             hosted,
             skills,
             workspace,
+            services,
         };
         // In the caller's span (a host's run span), so the execution's logs carry it.
         inner

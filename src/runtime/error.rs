@@ -204,6 +204,10 @@ pub enum ConfigError {
         /// Transport.
         transport: String,
     },
+    /// Declarative services were requested but the Agent has no service manager (no endpoint is
+    /// invented).
+    #[error("services {0:?} declared but the Agent has no service manager")]
+    ServiceManagerMissing(Vec<String>),
 }
 
 /// A serializable summary of an error (HTTP bodies, event logs, replay).
@@ -246,6 +250,8 @@ pub enum ErrorKind {
     Skill,
     /// An MCP error.
     Mcp,
+    /// A runtime service error before admission.
+    Service,
     /// An infrastructure failure before the driver was entered.
     Infrastructure,
     /// An error read back from a log (identity only).
@@ -303,6 +309,7 @@ impl Error {
                 ConfigError::InvalidMcpConfig(_)
                 | ConfigError::McpUnsupported(_)
                 | ConfigError::McpTransportUnsupported { .. } => ErrorKind::Mcp,
+                ConfigError::ServiceManagerMissing(_) => ErrorKind::Service,
             },
             Error::Infrastructure(_) => ErrorKind::Infrastructure,
             Error::Replayed(_) => ErrorKind::Replayed,
@@ -365,6 +372,7 @@ impl Error {
                 ConfigError::InvalidMcpConfig(_) => "invalid_mcp_config",
                 ConfigError::McpUnsupported(_) => "mcp_unsupported",
                 ConfigError::McpTransportUnsupported { .. } => "mcp_transport_unsupported",
+                ConfigError::ServiceManagerMissing(_) => "service_manager_missing",
             }
             .into(),
             Error::Infrastructure(_) => "infrastructure_error".into(),

@@ -1,7 +1,10 @@
-//! One execution, end to end: `RunStarted`, the workspace lease, driver invocations (with turn-end
-//! continuation through resume when the driver asks the core to drive it) in the lease's directory,
+//! One execution, end to end: `RunStarted`, the workspace lease, the runtime services (ensure, attach,
+//! their event sources folded into the stream), driver invocations (with turn-end continuation through
+//! resume when the driver asks the core to drive it) in the lease's directory with the services'
+//! environment, MCP servers and preamble, the sources flushed and the attachments' results collected,
 //! structured-output validation, the single verdict, message outcomes, thread finalization, the
-//! workspace release, `RunFinished`, and `Done` last.
+//! services released and detached (bounded, errors joined), the workspace release, `RunFinished`,
+//! and `Done` last.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -18,6 +21,7 @@ use super::messages::MessageQueue;
 use super::options::Resolved;
 use super::pipeline::Pipeline;
 use super::result::RunResult;
+use super::services::{Published, RunServices, ServiceRequest};
 use super::stream::RunOutcome;
 use super::structured::{OutputMode, OutputSpec, extract_json};
 use super::verdict::{Confirmed, Verdict};
@@ -98,6 +102,8 @@ pub(crate) struct Execution {
     pub skills: Option<super::skills::RunSkills>,
     /// How the workspace is leased (from `cwd`, the base directory) and released.
     pub workspace: super::workspace::WorkspacePlan,
+    /// The runtime services: the manager's desired specs and the run service providers.
+    pub services: super::services::ServicePlan,
 }
 
 fn reason_for(code: &FailureCode) -> FailureReason {
@@ -153,7 +159,13 @@ impl Aggregate {
 }
 
 impl Execution {
-    fn request(&self, prompt: String, session: SessionPlan, cwd: &std::path::Path) -> Request {
+    fn request(
+        &self,
+        prompt: String,
+        session: SessionPlan,
+        cwd: &std::path::Path,
+        published: &Published,
+    ) -> Request {
         let mut prompt = prompt;
         let mut instructions = None;
         if let Some(i) = self
@@ -187,13 +199,19 @@ impl Execution {
             instructions,
             model: self.resolved.model.clone(),
             cwd: cwd.to_owned(),
-            env: self.hosted.as_ref().map(|h| h.1.clone()).unwrap_or_default(),
+            env: published
+                .env
+                .iter()
+                .chain(self.hosted.iter().flat_map(|h| &h.1))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
             policy: self.resolved.policy.clone(),
             output_schema,
             mcp: self
                 .resolved
                 .mcp
                 .iter()
+                .chain(&published.mcp)
                 .chain(self.hosted.as_ref().map(|h| &h.0))
                 .cloned()
                 .collect(),
@@ -379,18 +397,61 @@ impl Execution {
             }
         }
         let cwd = lease.as_ref().map_or_else(|| self.cwd.clone(), |l| l.cwd.clone());
+        // Services: ensured and attached in the lease, before driver entry; a failure fails the run
+        // without entering it (what was started is still cleaned up below).
+        let mut services: Option<RunServices> = None;
+        let mut published = Published::default();
+        let mut ready = lease.is_some();
+        if let Some(l) = &lease
+            && !self.services.is_empty()
+        {
+            let req = ServiceRequest {
+                run_id: self.run_id.clone(),
+                driver_type: self.driver.descriptor().driver_type,
+                identity: self.resolved.identity.clone(),
+                workspace: l.clone(),
+                desired: self.resolved.services.clone(),
+                metadata: self.resolved.metadata.clone(),
+            };
+            let (live, started) = self.services.start(req, &self.broker, &self.cancel).await;
+            let outcome = started.and_then(|()| {
+                live.publish(
+                    &self.driver.descriptor(),
+                    &self.resolved.mcp,
+                    self.hosted.as_ref(),
+                )
+            });
+            match outcome {
+                Ok(p) => published = p,
+                Err(e) => {
+                    ready = false;
+                    // A cancellation is the watcher's verdict, not a service failure.
+                    if !self.cancel.is_cancelled() {
+                        let mut details = JsonMap::new();
+                        details.insert("code".into(), e.code.into());
+                        self.verdict
+                            .confirm(FailureReason::InfrastructureError, e.message, details);
+                    }
+                }
+            }
+            services = Some(live);
+        }
+        let preamble = services.as_ref().map(RunServices::preamble).unwrap_or_default();
         let mut agg = Aggregate::default();
         let mut entered = false;
-        if lease.is_some() {
+        if ready {
             entered = true;
             let mut session = prepared.session.clone();
-            let mut prompt = format!("{}{}", prepared.prefix, self.prompt);
+            let mut prompt = format!("{}{preamble}{}", prepared.prefix, self.prompt);
             let mut fresh_retry_used = false;
             let mut pending_claims: Vec<crate::driver::ClaimedMessage> = Vec::new();
             loop {
                 pipeline.turns_in_invocation.store(0, Ordering::SeqCst);
                 let resp = self
-                    .invoke(self.request(prompt.clone(), session.clone(), &cwd), io.clone())
+                    .invoke(
+                        self.request(prompt.clone(), session.clone(), &cwd, &published),
+                        io.clone(),
+                    )
                     .await;
                 // A resume rejection may fall back to one fresh session.
                 if let Some(f) = &resp.failure
@@ -403,7 +464,7 @@ impl Execution {
                     agg.raw.append(&resp.raw);
                     if let Some((plan, prefix)) = hooks.on_resume_rejected(&self.broker, &f.message).await {
                         session = plan;
-                        prompt = format!("{prefix}{}", self.prompt);
+                        prompt = format!("{prefix}{preamble}{}", self.prompt);
                         continue;
                     }
                 }
@@ -447,6 +508,14 @@ impl Execution {
                 }
                 break;
             }
+        }
+
+        // Service event sources flush and close; attachment results are collected (before detach).
+        let mut service_errors = Vec::new();
+        let mut subagents = Vec::new();
+        if let Some(live) = &mut services {
+            service_errors.extend(live.flush_sources().await);
+            subagents = live.collect_results();
         }
 
         // Structured output.
@@ -502,7 +571,7 @@ impl Execution {
             structured,
             structured_error,
             messages: self.queue.outcomes(),
-            subagents: Vec::new(),
+            subagents,
         };
         if !entered {
             result.turns = 0;
@@ -525,6 +594,21 @@ impl Execution {
                     .confirm(FailureReason::InfrastructureError, e, JsonMap::new());
             }
             hooks.release(&self.broker).await;
+        }
+        // Services are released (manager) and detached (providers) before the workspace they may use.
+        if let Some(live) = services {
+            let (reports, errors) = live.cleanup().await;
+            result.services = reports;
+            service_errors.extend(errors);
+        }
+        if !service_errors.is_empty() {
+            let mut details = JsonMap::new();
+            details.insert("code".into(), "service_cleanup_failed".into());
+            self.verdict.confirm(
+                FailureReason::InfrastructureError,
+                format!("service cleanup failed: {}", service_errors.join("; ")),
+                details,
+            );
         }
         if let Some(lease) = lease
             && let Err(e) = self.workspace.release(lease).await

@@ -15,6 +15,7 @@ mod messages;
 pub mod options;
 mod pipeline;
 pub mod result;
+mod services;
 mod skills;
 mod standby;
 mod stream;
@@ -34,6 +35,10 @@ pub use event::{Done, Dropped, Event, EventMeta, MessageUpdate, Payload, RunFini
 pub use options::{CallOptions, MessageOptions, message_attributes};
 pub use result::{
     DecodeError, MessageOutcome, MessageState, RunResult, ServiceReport, SubagentResult, compose_results,
+};
+pub use services::{
+    RunAttachment, RunEventSource, RunResults, RunServiceProvider, ServiceError, ServiceManager,
+    ServiceRequest,
 };
 pub use standby::Standby;
 pub use stream::{RunOutcome, Stream};

@@ -5,7 +5,8 @@
 //!
 //! Merge rules (nearer scope wins): model, timeout, instructions, workspace, workspace spec, identity and
 //! policy replace; metadata merges by key; skills append and a duplicate key with different
-//! content fails; MCP servers and services replace the whole set and an empty set clears it;
+//! content fails; MCP servers and services replace the whole set and an empty set clears it; run
+//! service providers append (the same provider once);
 //! the approval handler replaces (and can be cleared back to event routing). Per-call options
 //! never mutate Agent defaults.
 //!
@@ -26,6 +27,7 @@ use std::time::Duration;
 use super::approval::ApprovalHandler;
 use super::error::ConfigError;
 use super::messages::MessageAttrs;
+use super::services::RunProviders;
 use super::structured::{OutputSpec, SchemaOptions};
 use crate::driver::{Author, Identity, Policy, Timing};
 use crate::vocab::{McpServer, ServiceSpec, SkillRef};
@@ -47,6 +49,7 @@ pub(crate) struct Shared {
     pub skills: Vec<SkillRef>,
     pub mcp: Option<Vec<McpServer>>,
     pub services: Option<Vec<ServiceSpec>>,
+    pub run_services: RunProviders,
 }
 
 /// Generates the shared option setters on a type with a `shared: Shared` field.
@@ -144,6 +147,17 @@ macro_rules! shared_options {
                 self.shared.services = Some(services.into_iter().collect());
                 self
             }
+
+            /// Appends a run-scoped service provider (the same provider twice counts once): it is
+            /// attached to every execution before the driver starts and detached before `Done`
+            /// (see `RunServiceProvider`).
+            pub fn run_service_provider(
+                mut self,
+                provider: std::sync::Arc<dyn $crate::runtime::RunServiceProvider>,
+            ) -> Self {
+                self.shared.run_services.add(provider);
+                self
+            }
         }
     };
 }
@@ -221,6 +235,7 @@ impl CallOptions {
             || !s.skills.is_empty()
             || s.mcp.is_some()
             || s.services.is_some()
+            || !s.run_services.0.is_empty()
             || self.schema.is_some()
     }
 
@@ -309,9 +324,10 @@ pub(crate) struct Resolved {
     pub approval_handler: Option<ApprovalHandler>,
     pub skills: Vec<SkillRef>,
     pub mcp: Vec<McpServer>,
-    /// Declarative services; consumed by a service manager when one is configured.
-    #[allow(dead_code)]
+    /// Declarative services, ensured by the Agent's service manager.
     pub services: Vec<ServiceSpec>,
+    /// Run service providers: the Agent's, then the call's (deduplicated).
+    pub run_services: RunProviders,
 }
 
 /// Merges `call` over `defaults` without touching either.
@@ -331,6 +347,10 @@ pub(crate) fn resolve(defaults: &Shared, call: &Shared) -> Result<Resolved, Conf
     }
     let mut metadata = defaults.metadata.clone();
     metadata.extend(call.metadata.iter().map(|(k, v)| (k.clone(), v.clone())));
+    let mut run_services = defaults.run_services.clone();
+    for p in &call.run_services.0 {
+        run_services.add(p.clone());
+    }
     let handler = match &call.approval_handler {
         Some(h) => h.clone(),
         None => defaults.approval_handler.clone().flatten(),
@@ -372,6 +392,7 @@ pub(crate) fn resolve(defaults: &Shared, call: &Shared) -> Result<Resolved, Conf
             .clone()
             .or_else(|| defaults.services.clone())
             .unwrap_or_default(),
+        run_services,
     })
 }
 
@@ -436,10 +457,7 @@ mod tests {
     fn mcp_and_services_replace_and_empty_clears() {
         let d = shared(|o| {
             o.mcp([McpServer::http("a", "http://127.0.0.1:1/mcp")])
-                .services([ServiceSpec {
-                    name: "db".into(),
-                    settings: Default::default(),
-                }])
+                .services([ServiceSpec::new("db")])
         });
         let replace = shared(|o| o.mcp([McpServer::http("b", "http://127.0.0.1:2/mcp")]));
         let r = resolve(&d, &replace).unwrap();

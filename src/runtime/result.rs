@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize, de::DeserializeOwned};
 use serde_json::Value;
 
 use crate::driver::{Author, MessageFailure, RawStreams, Timing, TranscriptItem, Usage};
+pub use crate::vocab::ServiceReport;
 
 /// Supplemental message states.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -61,18 +62,6 @@ pub struct SubagentResult {
     pub usage: Option<Usage>,
     /// Unread messages.
     pub unread: Vec<String>,
-}
-
-/// A runtime service observed during the execution (never echoes secret values).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct ServiceReport {
-    /// Service name.
-    pub name: String,
-    /// State label.
-    pub state: String,
-    /// Endpoint, when public.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub endpoint: String,
 }
 
 /// Why [`RunResult::decode`] failed.

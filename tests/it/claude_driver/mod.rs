@@ -9,11 +9,13 @@
 //! * `decisions.rs` — permission approve/deny, questions, plan review.
 //! * `messages.rs` — supplemental input (Soon folded into the turn, AfterTurn, Interrupt).
 //! * `kit.rs` — the conformance kit, Inspect.
+//! * `services.rs` — a run service's MCP server reaching the CLI.
 
 mod basic;
 mod decisions;
 mod kit;
 mod messages;
+mod services;
 mod sse_mcp;
 
 pub use crate::driver_support::{code, delta_text, drain, run_error, transport};

@@ -5,6 +5,7 @@ mod backpressure;
 mod lifecycle;
 mod messages;
 mod ordering;
+mod services;
 mod structured;
 mod verdicts;
 
