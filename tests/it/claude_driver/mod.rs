@@ -8,12 +8,15 @@
 //!   cancellation with reaping.
 //! * `decisions.rs` — permission approve/deny, questions, plan review.
 //! * `messages.rs` — supplemental input (Soon folded into the turn, AfterTurn, Interrupt).
+//! * `persistent.rs` — the persistent process per thread (reuse, eviction, restart, WithSpawn, crash,
+//!   cancel, close).
 //! * `kit.rs` — the conformance kit, Inspect.
 
 mod basic;
 mod decisions;
 mod kit;
 mod messages;
+mod persistent;
 mod sse_mcp;
 
 pub use crate::driver_support::{code, delta_text, drain, run_error, transport};
