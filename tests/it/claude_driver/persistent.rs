@@ -1,15 +1,16 @@
 //! The persistent `claude` process per thread (bidirectional transport), against the real CLI: a
 //! thread's second run writes only its user frame to the kept process (no handshake, no `--resume`
 //! process start) and the conversation continues; idle eviction, a signature change, a crashed kept
-//! process and `WithSpawn` all lead to a fresh process resuming the session; a cancel during a reused
-//! turn leaves nothing behind; Agent close reaps.
+//! process and `WithSpawn` all lead to a fresh process resuming the session; runs that cannot share the
+//! process (one-shot transport, native schema) stop the kept one first; a cancel during a reused turn
+//! leaves nothing behind; Agent close reaps.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use agent_adaptor::driver::process::group_exists;
 use agent_adaptor::driver::{ApprovalPolicy, Policy, QuestionMode};
-use agent_adaptor::runtime::{Agent, Event, RunResult, Thread};
+use agent_adaptor::runtime::{Agent, Event, RunResult, SchemaOptions, Thread};
 
 use super::{Cl, drain, run_error, transport};
 use crate::driver_support::{spawned, until_first_delta, wait_until};
@@ -237,4 +238,45 @@ async fn a_cancel_during_a_reused_turn_leaves_nothing_and_the_thread_goes_on() {
     assert!(history_has(&cl, "first"), "the thread's history continues");
     agent.close(Duration::from_secs(10)).await.unwrap();
     cl.assert_reaped();
+}
+
+#[tokio::test]
+async fn runs_that_cannot_share_the_process_stop_the_kept_one_first() {
+    let Some(cl) = Cl::new().await else { return };
+    let agent = Agent::new(cl.driver.clone());
+    let thread = agent.thread("cl-oneoff");
+    let (events, _) = turn(&cl, &thread, "remember PLUM").await;
+    let first_pid = spawned(&events)[0];
+    // A one-shot-transport run writes to the session elsewhere: the kept process would miss that turn.
+    let r = thread.send("one shot turn", cl.oneshot()).result().await;
+    assert_eq!(transport(&r), "one_shot");
+    assert!(!group_exists(first_pid as i32), "stopped before the one-shot run");
+    cl.assert_reaped();
+    let (events, r) = turn(&cl, &thread, "what word?").await;
+    let pids = spawned(&events);
+    assert_eq!(pids.len(), 1, "a fresh process with --resume");
+    assert_eq!(r.text, "ECHO n=3: what word?");
+    assert!(history_has(&cl, "one shot turn"), "it sees the one-shot turn");
+    assert_eq!(cl.driver.idle_processes(), 1);
+
+    // A native schema is fixed for a process's life: a one-off process, and the kept one is stopped.
+    let schema = br#"{"type":"object","properties":{"a":{"type":"string"}}}"#;
+    let stream = thread.send("shaped", cl.opts().schema_json(schema, SchemaOptions::new()));
+    let events = drain(&stream).await;
+    let r = stream.result().await;
+    assert_eq!(transport(&r), "bidi");
+    let schema_pids = spawned(&events);
+    assert_eq!(schema_pids.len(), 1);
+    assert_ne!(schema_pids[0], pids[0]);
+    assert!(
+        !group_exists(pids[0] as i32),
+        "the kept process was stopped first"
+    );
+    cl.assert_reaped();
+    assert_eq!(
+        cl.driver.idle_processes(),
+        0,
+        "a schema run's process is not kept"
+    );
+    agent.close(Duration::from_secs(10)).await.unwrap();
 }
