@@ -13,6 +13,10 @@
 //! The first table replays a recorded Claude stdout (`tests/fixtures/claude/text_partial.jsonl`) through a
 //! one-line shell script standing in for the CLI — same spawn, parsing and event path, no CLI start-up —
 //! to isolate the driver's own cost (always runs; `CLAUDE_BENCH_REPLAYS=N`, default 41).
+//!
+//! The last table compares, through the library and on the bidirectional transport (default policy), a
+//! cold run (a direct `Agent::send`: spawn, `initialize`, the turn, exit) with a warm one (a thread's next
+//! turn on its kept process: only the user frame is written), alternating in the same run.
 
 #[path = "support/overhead.rs"]
 mod overhead;
@@ -20,11 +24,13 @@ mod overhead;
 use std::path::Path;
 
 use agent_adaptor::providers::claude::{ClaudeDriver, Config, env};
-use agent_adaptor::runtime::Agent;
+use std::time::Instant;
+
+use agent_adaptor::runtime::{Agent, CallOptions};
 use agent_adaptor::testkit::claude_env::DUMMY_API_KEY;
 use agent_adaptor::testkit::cli::{Cli, find, skip_reason};
 use agent_adaptor::testkit::mock::anthropic::{MockAnthropic, Reply, Script};
-use overhead::{PROMPT, runs_from, sample, scratch, table};
+use overhead::{PROMPT, Sample, median, ms, runs_from, sample, scratch, table, timed};
 
 fn vars(root: &Path, base_url: &str) -> Vec<(String, String)> {
     let mut v: Vec<(String, String)> = vec![
@@ -115,6 +121,54 @@ fn main() {
         let (d, l) = sample(runs, &bin, &args(), &vars, &agent, &root.join("ws")).await;
         println!("Claude overhead with the real CLI, median of {runs} runs (one-shot, mock model)\n");
         table(&d, &l);
+        println!();
+        persistent(runs, &agent, &root.join("ws")).await;
+        agent
+            .close(std::time::Duration::from_secs(10))
+            .await
+            .expect("close");
         mock.shutdown().await;
     });
+}
+
+/// Cold (a fresh bidirectional process per run) against warm (a thread's next turn on its kept process).
+async fn persistent(runs: usize, agent: &Agent, ws: &Path) {
+    let opts = || CallOptions::new().workspace(ws);
+    let cold = || async { timed(Instant::now(), &agent.send(PROMPT, opts())).await };
+    let thread = agent.thread("bench-warm");
+    let warm = || async { timed(Instant::now(), &thread.send(PROMPT, opts())).await };
+    cold().await;
+    warm().await;
+    let (mut c, mut w): (Vec<Sample>, Vec<Sample>) = (Vec::new(), Vec::new());
+    for i in 0..runs {
+        if i % 2 == 0 {
+            c.push(cold().await);
+            w.push(warm().await);
+        } else {
+            w.push(warm().await);
+            c.push(cold().await);
+        }
+    }
+    let med =
+        |s: &[Sample], first: bool| median(s.iter().map(|x| if first { x.first } else { x.done }).collect());
+    println!(
+        "Claude bidi through the library, cold process vs. a thread's kept process, median of {runs} runs\n"
+    );
+    println!("| run | first text delta | completion |\n|---|---|---|");
+    println!(
+        "| cold (spawn + initialize) | {} | {} |",
+        ms(med(&c, true)),
+        ms(med(&c, false))
+    );
+    println!(
+        "| warm (kept process) | {} | {} |",
+        ms(med(&w, true)),
+        ms(med(&w, false))
+    );
+    let ratio = |f: bool| med(&w, f).as_secs_f64() / med(&c, f).as_secs_f64();
+    println!(
+        "| **warm / cold** | **{:.2}** | **{:.2}** |",
+        ratio(true),
+        ratio(false)
+    );
 }

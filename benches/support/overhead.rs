@@ -1,6 +1,7 @@
 //! The harness the stream-json overhead benches share (`claude_overhead`, `codebuddy_overhead`): a
 //! scratch root, a replay script standing in for the CLI, one direct run of a CLI (reading its stdout
-//! until EOF), one run through the library, alternating sampling and the median table.
+//! until EOF), one run through the library (and timing any stream), alternating sampling and the median
+//! table.
 
 #![allow(dead_code)]
 
@@ -9,7 +10,7 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use agent_adaptor::driver::{ApprovalPolicy, Policy};
-use agent_adaptor::runtime::{Agent, CallOptions, Payload};
+use agent_adaptor::runtime::{Agent, CallOptions, Payload, Stream};
 use futures::StreamExt;
 use tokio::io::{AsyncBufReadExt, BufReader};
 
@@ -79,7 +80,11 @@ pub async fn library(agent: &Agent, ws: &Path) -> Sample {
     let opts = CallOptions::new()
         .workspace(ws)
         .policy(Policy::default().with_approvals(ApprovalPolicy::auto_approve()));
-    let stream = agent.send(PROMPT, opts);
+    timed(started, &agent.send(PROMPT, opts)).await
+}
+
+/// Times `stream` (started at `started`) to its first non-empty text delta and its successful result.
+pub async fn timed(started: Instant, stream: &Stream) -> Sample {
     let mut events = stream.events();
     let mut first = None;
     while let Some(e) = events.next().await {
@@ -148,11 +153,13 @@ pub fn table(d: &[Sample], l: &[Sample]) {
     println!("| overhead | {} | {} |", diff(lf, df), diff(ld, dd));
 }
 
-fn median(mut v: Vec<Duration>) -> Duration {
+/// The median of `v`.
+pub fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();
     v[v.len() / 2]
 }
 
-fn ms(d: Duration) -> String {
+/// `d` in milliseconds, one decimal.
+pub fn ms(d: Duration) -> String {
     format!("{:.1} ms", d.as_secs_f64() * 1000.0)
 }

@@ -1,13 +1,29 @@
 //! Helpers the driver tests (`claude_driver`, `codebuddy_driver`, `codex_driver`) share: draining a stream,
-//! its text, and the failure and transport a run reported.
+//! its text, the failure and transport a run reported, and the processes it spawned or reused.
 
-use agent_adaptor::driver::TranscriptKind;
+use std::time::{Duration, Instant};
+
+use agent_adaptor::driver::{ProcessKind, TranscriptKind};
 use agent_adaptor::runtime::{Event, Payload, RunError, RunOutcome, RunResult, Stream};
 use futures::StreamExt;
 
 /// Drains a stream's events.
 pub async fn drain(stream: &Stream) -> Vec<Event> {
     stream.events().collect().await
+}
+
+/// A stream's events up to and including its first non-empty text delta.
+pub async fn until_first_delta(stream: &Stream) -> Vec<Event> {
+    let mut events = stream.events();
+    let mut seen = Vec::new();
+    while let Some(e) = events.next().await {
+        let delta = matches!(&e.payload, Payload::TextDelta(t) if !t.text.is_empty());
+        seen.push(e);
+        if delta {
+            break;
+        }
+    }
+    seen
 }
 
 /// The concatenated assistant text deltas.
@@ -61,4 +77,34 @@ pub fn assert_mcp_connected(result: &RunResult, name: &str) {
             .any(|s| s["name"] == name && s["status"] == "connected"),
         "{name} not connected: {servers:?}"
     );
+}
+
+/// The pids of the processes a run spawned.
+pub fn spawned(events: &[Event]) -> Vec<u32> {
+    events
+        .iter()
+        .filter_map(|e| match &e.payload {
+            Payload::ProcessInfo(p) if p.kind == ProcessKind::Spawn => p.metadata.get("pid")?.parse().ok(),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The pid of the kept process a run reused (the driver's notice with `source` = `source`), if any.
+pub fn reused(events: &[Event], source: &str) -> Option<u32> {
+    events.iter().find_map(|e| match &e.payload {
+        Payload::Notice(n) if n.metadata.get("source").map(String::as_str) == Some(source) => {
+            n.metadata.get("pid")?.parse().ok()
+        }
+        _ => None,
+    })
+}
+
+/// Polls `f` every 50 ms until it holds; panics after 15 s naming `what`.
+pub async fn wait_until(what: &str, mut f: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while !f() {
+        assert!(Instant::now() < deadline, "timed out waiting until {what}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }

@@ -1,6 +1,6 @@
 //! The Claude driver's configuration: [`Config`] (the spec's `CommonConfig`, `Model`, `Effort`,
-//! `MaxTurnsPerRun`, plus the optional `PermissionMode`, where the SDK-owned `CLAUDE_CONFIG_DIR` lives and
-//! the handshake timer) and its validation.
+//! `MaxTurnsPerRun`, plus the optional `PermissionMode`, where the SDK-owned `CLAUDE_CONFIG_DIR` lives, the
+//! handshake timer and the persistent process's idle timeout) and its validation.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -69,12 +69,22 @@ pub struct Config {
     /// Wait for the `initialize` answer; `None` means [`DEFAULT_HANDSHAKE_TIMEOUT`].
     #[serde(with = "opt_millis")]
     pub handshake_timeout: Option<Duration>,
+    /// How long a thread's persistent `claude` process may stay idle before it is stopped; `None`
+    /// means [`DEFAULT_IDLE_TIMEOUT`](crate::driver::process::DEFAULT_IDLE_TIMEOUT).
+    #[serde(with = "opt_millis")]
+    pub idle_timeout: Option<Duration>,
 }
 
 impl Config {
     /// The effective handshake timeout.
     pub fn handshake_timeout(&self) -> Duration {
         self.handshake_timeout.unwrap_or(DEFAULT_HANDSHAKE_TIMEOUT)
+    }
+
+    /// The effective idle timeout of a thread's persistent process.
+    pub fn idle_timeout(&self) -> Duration {
+        self.idle_timeout
+            .unwrap_or(crate::driver::process::DEFAULT_IDLE_TIMEOUT)
     }
 
     /// The program to run: the configured command, else `$AGENT_ADAPTOR_CLAUDE_BIN`, else `claude` on `PATH`.
@@ -113,6 +123,9 @@ impl Config {
         if self.handshake_timeout.is_some_and(|t| t.is_zero()) {
             return Err(bad("handshake_timeout must be positive".into()));
         }
+        if self.idle_timeout.is_some_and(|t| t.is_zero()) {
+            return Err(bad("idle_timeout must be positive".into()));
+        }
         super::argv::check_extra_args(&self.common.extra_args).map_err(bad)
     }
 }
@@ -139,6 +152,11 @@ mod tests {
             ..Default::default()
         };
         assert!(empty_model.validate().is_err());
+        let idle = Config {
+            idle_timeout: Some(Duration::ZERO),
+            ..Default::default()
+        };
+        assert!(idle.validate().unwrap_err().reason.contains("idle_timeout"));
         let mut owned = Config::default();
         owned.common.extra_args = vec!["--output-format".into(), "json".into()];
         assert!(owned.validate().unwrap_err().reason.contains("--output-format"));
@@ -151,12 +169,14 @@ mod tests {
             effort: Some(Effort::Xhigh),
             permission_mode: Some(PermissionMode::AcceptEdits),
             handshake_timeout: Some(Duration::from_millis(1500)),
+            idle_timeout: Some(Duration::from_millis(2500)),
             ..Default::default()
         };
         let v = serde_json::to_value(&c).unwrap();
         assert_eq!(v["permission_mode"], "acceptEdits");
         assert_eq!(v["effort"], "xhigh");
         assert_eq!(v["handshake_timeout"], 1500);
+        assert_eq!(v["idle_timeout"], 2500);
         let back: Config = serde_json::from_value(v).unwrap();
         assert_eq!(back, c);
     }

@@ -199,6 +199,11 @@ pub fn config_schema() -> ConfigSchema {
                 "milliseconds",
                 "Wait for the initialize answer",
             ),
+            f(
+                "idle_timeout",
+                "milliseconds",
+                "A thread's persistent claude process is stopped after this long without a run (default 5 min)",
+            ),
         ],
     }
 }

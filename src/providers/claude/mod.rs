@@ -23,7 +23,7 @@ pub mod wire;
 
 use std::sync::Arc;
 
-use crate::driver::process::ProcessRegistry;
+use crate::driver::process::{ProcessPool, ProcessRegistry};
 use crate::driver::{
     Boundary, ConfigSchema, ContinueMode, DecisionMode, Descriptor, Driver as DriverSpi, EnvironmentReport,
     InspectError, InvalidConfig, JsonSessionCodec, McpCaps, MessageCaps, ModelInfo, ProcessCaps, Request,
@@ -103,7 +103,7 @@ pub fn descriptor() -> Descriptor {
             tool_call_args: true,
             hitl: true,
         },
-        process: ProcessCaps { persistent: false },
+        process: ProcessCaps { persistent: true },
         mcp: McpCaps {
             stdio: true,
             http: true,
@@ -114,12 +114,15 @@ pub fn descriptor() -> Descriptor {
     }
 }
 
-/// The Claude Code driver. Each invocation starts its own process(es), registered in the driver's
-/// [`ProcessRegistry`]; every one is stopped and reaped before `run` returns.
+/// The Claude Code driver. A thread's runs on the bidirectional transport share one persistent
+/// `claude` process (kept in the driver's [`ProcessPool`] between runs, see
+/// `docs/providers/claude-driver.md`); every other process is stopped and reaped before `run`
+/// returns. Every process is registered in the driver's [`ProcessRegistry`].
 #[derive(Debug, Clone)]
 pub struct ClaudeDriver {
     config: Arc<Config>,
     registry: ProcessRegistry,
+    pool: run::Pool,
 }
 
 /// The spec's name for the driver (`claude::Driver::new(Config::default())`).
@@ -128,9 +131,11 @@ pub type Driver = ClaudeDriver;
 impl ClaudeDriver {
     /// A driver with `config` (a snapshot: later changes to the caller's copy do not apply).
     pub fn new(config: Config) -> ClaudeDriver {
+        let pool = ProcessPool::new(config.idle_timeout(), config.common.grace());
         ClaudeDriver {
             config: Arc::new(config),
             registry: ProcessRegistry::new(),
+            pool,
         }
     }
 
@@ -139,9 +144,14 @@ impl ClaudeDriver {
         &self.config
     }
 
-    /// The registry of this driver's live processes (tests assert it is empty after each run).
+    /// The registry of this driver's live processes (tests assert it is empty after each direct run).
     pub fn registry(&self) -> &ProcessRegistry {
         &self.registry
+    }
+
+    /// How many persistent processes are kept idle for their threads.
+    pub fn idle_processes(&self) -> usize {
+        self.pool.idle_count()
     }
 }
 
@@ -156,7 +166,7 @@ impl DriverSpi for ClaudeDriver {
     }
 
     async fn run(&self, request: Request, io: RunIo) -> Response {
-        run::run(&self.config, &self.registry, request, io).await
+        run::run(&self.config, &self.registry, &self.pool, request, io).await
     }
 
     fn resolve_messages(&self, request: &Request) -> MessageCaps {
@@ -203,6 +213,7 @@ impl DriverSpi for ClaudeDriver {
     }
 
     async fn close_processes(&self) -> Result<(), String> {
+        self.pool.close().await;
         let report = self.registry.shutdown_all(self.config.common.grace()).await;
         if report.unreaped > 0 {
             return Err(format!(

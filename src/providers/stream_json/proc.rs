@@ -98,6 +98,12 @@ impl<F: InputFrame> Proc<F> {
     /// Stops it: with a control channel an `interrupt` request (when asked) and stdin EOF first, then
     /// SIGTERM and SIGKILL to the process group, each after `grace`; without one straight to SIGTERM.
     pub async fn stop(&self, grace: Duration, interrupt_first: bool) -> ExitInfo {
+        self.child.stop(self.stop_plan(grace, interrupt_first)).await
+    }
+
+    /// The plan [`stop`](Self::stop) follows (also how a process pool stops a kept CLI, with
+    /// `interrupt_first` false: an idle CLI exits by itself shortly after stdin EOF).
+    pub fn stop_plan(&self, grace: Duration, interrupt_first: bool) -> StopPlan {
         let mut plan = StopPlan::new().interrupt_grace(grace).term_grace(grace);
         if let Some(w) = self.stdin.clone() {
             plan = plan.interrupt(async move {
@@ -107,7 +113,7 @@ impl<F: InputFrame> Proc<F> {
                 w.close().await;
             });
         }
-        self.child.stop(plan).await
+        plan
     }
 
     /// Ends it after a completed turn: stdin EOF (control channel) and up to [`EXIT_WAIT`] (at least

@@ -9,6 +9,7 @@ use agent_adaptor::testkit::mock::anthropic::{Reply, Script};
 use futures::StreamExt;
 
 use super::{Cl, code, delta_text, drain, reply, run_error, transport};
+use crate::driver_support::spawned;
 
 #[tokio::test]
 async fn one_shot_text_streams_with_usage_and_a_thread_resumes_the_session() {
@@ -112,24 +113,39 @@ async fn a_fork_branches_the_session_and_leaves_the_parent_alone() {
     let Some(cl) = Cl::new().await else { return };
     let agent = Agent::new(cl.driver.clone());
     let parent = agent.thread("cl-parent");
-    let first = parent.send("root prompt", cl.opts()).result().await.unwrap();
+    let stream = parent.send("root prompt", cl.opts());
+    let parent_pid = spawned(&drain(&stream).await)[0];
+    let first = stream.result().await.unwrap();
     let parent_sid = first.metadata["session_id"].clone();
     let child = parent.fork("cl-child");
-    let forked = child.send("branch prompt", cl.opts()).result().await.unwrap();
+    let stream = child.send("branch prompt", cl.opts());
+    let fork_pids = spawned(&drain(&stream).await);
+    let forked = stream.result().await.unwrap();
     let child_sid = forked.metadata["session_id"].clone();
     assert_ne!(child_sid, parent_sid, "a new session");
+    assert_eq!(fork_pids.len(), 1, "a fork runs in a process of its own");
+    assert_eq!(forked.metadata["process_kept"], "false", "a one-off process");
+    assert!(!agent_adaptor::driver::process::group_exists(fork_pids[0] as i32));
     let history = cl.requests().pop().unwrap().all_texts().join("|");
     assert!(
         history.contains("root prompt"),
         "with the parent's history: {history}"
     );
-    let again = parent.send("parent again", cl.opts()).result().await.unwrap();
+    let stream = parent.send("parent again", cl.opts());
+    let events = drain(&stream).await;
+    let again = stream.result().await.unwrap();
     assert_eq!(again.metadata["session_id"], parent_sid);
+    assert_eq!(
+        crate::driver_support::reused(&events, "claude.process"),
+        Some(parent_pid),
+        "the parent's kept process"
+    );
     let history = cl.requests().pop().unwrap().all_texts().join("|");
     assert!(
         !history.contains("branch prompt"),
         "the branch is not in the parent: {history}"
     );
+    agent.close(Duration::from_secs(10)).await.unwrap();
     cl.assert_reaped();
 }
 

@@ -34,7 +34,7 @@ async fn the_claude_driver_passes_the_conformance_kit() {
         let report = check_driver(&factory, options).await;
         report.assert_passed();
         let mut clauses = vec![
-            "CAP-01", "SES-04", "EVT-03", "EVT-11", "RUN-04", "MSG-01", "RSP-04",
+            "CAP-01", "SES-04", "EVT-03", "EVT-11", "RUN-04", "MSG-01", "RSP-04", "CAP-11",
         ];
         if !oneshot {
             clauses.extend(["EVT-05", "APR-01", "APR-02"]);

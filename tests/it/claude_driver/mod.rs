@@ -8,6 +8,8 @@
 //!   cancellation with reaping.
 //! * `decisions.rs` — permission approve/deny, questions, plan review.
 //! * `messages.rs` — supplemental input (Soon folded into the turn, AfterTurn, Interrupt).
+//! * `persistent.rs` — the persistent process per thread (reuse, eviction, restart, WithSpawn, crash,
+//!   cancel, close).
 //! * `kit.rs` — the conformance kit, Inspect.
 //! * `services.rs` — a run service's MCP server reaching the CLI.
 
@@ -15,6 +17,7 @@ mod basic;
 mod decisions;
 mod kit;
 mod messages;
+mod persistent;
 mod services;
 mod sse_mcp;
 

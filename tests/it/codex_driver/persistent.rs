@@ -3,43 +3,19 @@
 //! idle-evicted process is replaced transparently (resume from the checkpoint); a signature change
 //! restarts it; a cancel during a reused process's turn leaves nothing behind; Agent close reaps.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use agent_adaptor::driver::Policy;
 use agent_adaptor::driver::process::group_exists;
-use agent_adaptor::driver::{Policy, ProcessKind};
-use agent_adaptor::runtime::{Agent, Event, Payload};
+use agent_adaptor::runtime::{Agent, Event};
 use agent_adaptor::testkit::mock::responses::{Reply, Script};
-use futures::StreamExt;
 
 use super::{Cx, auto_approve, drain, run_error};
-
-/// The pids of the app-servers a run spawned.
-fn spawned(events: &[Event]) -> Vec<u32> {
-    events
-        .iter()
-        .filter_map(|e| match &e.payload {
-            Payload::ProcessInfo(p) if p.kind == ProcessKind::Spawn => p.metadata.get("pid")?.parse().ok(),
-            _ => None,
-        })
-        .collect()
-}
+use crate::driver_support::{spawned, until_first_delta, wait_until};
 
 /// The pid of the kept app-server a run reused, if it reused one.
 fn reused(events: &[Event]) -> Option<u32> {
-    events.iter().find_map(|e| match &e.payload {
-        Payload::Notice(n) if n.metadata.get("source").map(String::as_str) == Some("codex.process") => {
-            n.metadata.get("pid")?.parse().ok()
-        }
-        _ => None,
-    })
-}
-
-async fn wait_until(what: &str, mut f: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(15);
-    while !f() {
-        assert!(Instant::now() < deadline, "timed out waiting until {what}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    crate::driver_support::reused(events, "codex.process")
 }
 
 #[tokio::test]
@@ -167,15 +143,7 @@ async fn a_cancel_during_a_reused_app_servers_turn_leaves_nothing_behind() {
     stream.result().await.unwrap();
 
     let stream = thread.send("talk slowly", cx.auto());
-    let mut events = stream.events();
-    let mut seen = Vec::new();
-    while let Some(e) = events.next().await {
-        let delta = matches!(&e.payload, Payload::TextDelta(t) if !t.text.is_empty());
-        seen.push(e);
-        if delta {
-            break;
-        }
-    }
+    let seen = until_first_delta(&stream).await;
     assert_eq!(reused(&seen), Some(pid), "the turn runs in the kept app-server");
     stream.cancel();
     let outcome = stream.result().await;

@@ -1,10 +1,12 @@
 //! The bidirectional transport: one process, the `initialize` handshake before the first user frame,
 //! supplemental input written as it is admitted, AfterTurn input written after each `result`, and the
-//! end of the invocation at a `result` with nothing in flight and nothing claimable.
+//! end of the invocation at a `result` with nothing in flight and nothing claimable. A thread's kept process
+//! (`persist.rs`) skips the handshake: only the user frame is written.
 
 use crate::driver::{Boundary, FailureCode};
 
 use super::super::wire::{Frame, InitializeInfo, InputFrame, parse_line};
+use super::persist::Acquired;
 use super::proc::Proc;
 use super::turn::{self, Turn, TurnCtx, TurnEnd};
 use super::{Exec, settle_claims};
@@ -91,19 +93,29 @@ impl Exec<'_> {
 
     pub(super) async fn bidi(&mut self) {
         let resume = self.session_plan().map(|(id, f)| (id.to_owned(), f));
-        let Some(mut proc) = self
-            .launch(resume.as_ref().map(|(id, f)| (id.as_str(), *f)), None)
+        let Some(Acquired {
+            mut held,
+            lease,
+            warm,
+        }) = self
+            .acquire(resume.as_ref().map(|(id, f)| (id.as_str(), *f)))
             .await
         else {
             return;
         };
+        let proc = &mut held.proc;
         let mut seq = 0u64;
-        let ready = match proc.send(&InputFrame::initialize(INITIALIZE_ID)).await {
-            Err(e) => {
-                self.fail(FailureCode::AgentError, format!("cannot write to Claude: {e}"));
-                Handshake::Failed
+        let ready = if warm {
+            // The kept process answered `initialize` in the run that started it.
+            Handshake::Ready
+        } else {
+            match proc.send(&InputFrame::initialize(INITIALIZE_ID)).await {
+                Err(e) => {
+                    self.fail(FailureCode::AgentError, format!("cannot write to Claude: {e}"));
+                    Handshake::Failed
+                }
+                Ok(()) => self.handshake(proc).await,
             }
-            Ok(()) => self.handshake(&mut proc).await,
         };
         match ready {
             Handshake::Ready => {
@@ -112,7 +124,7 @@ impl Exec<'_> {
                 if let Err(e) = proc.send(&prompt).await {
                     self.fail(FailureCode::AgentError, format!("cannot write to Claude: {e}"));
                 } else {
-                    self.turns(&mut proc, &mut seq).await;
+                    self.turns(proc, &mut seq).await;
                 }
             }
             Handshake::Turn(t) => {
@@ -121,13 +133,7 @@ impl Exec<'_> {
             }
             Handshake::Failed => {}
         }
-        let cancelled = self.io.cancel.is_cancelled();
-        let exit = if cancelled || self.failure.is_some() {
-            proc.stop(self.grace(), cancelled).await
-        } else {
-            proc.finish(self.grace()).await
-        };
-        self.collect(&mut proc, exit);
+        self.put_back(held, lease).await;
     }
 
     /// Reads turns until the invocation is done.

@@ -10,10 +10,15 @@
 //! * **One-shot transport** (`oneshot.rs`): one `-p` process per provider turn; queued input continues the
 //!   session with `--resume` in a new process.
 //!
-//! Every process is stopped and reaped before `run` returns, whatever happened.
+//! * **Persistent process per thread** (`persist.rs`): an eligible thread run on the bidirectional
+//!   transport reuses the thread's kept process (only the next user frame is written) and gives it back
+//!   after a clean end.
+//!
+//! Every other process is stopped and reaped before `run` returns, whatever happened.
 
 mod bidi;
 mod oneshot;
+mod persist;
 mod proc;
 mod turn;
 
@@ -21,6 +26,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use serde_json::Value;
+
+use std::collections::BTreeMap;
 
 use crate::driver::process::ProcessRegistry;
 use crate::driver::{
@@ -35,6 +42,7 @@ use super::wire::InitializeInfo;
 use super::{DRIVER_TYPE, env};
 use crate::providers::stream_json::run as shared;
 use crate::vocab::HOSTED_TOOLS_SERVER;
+pub use persist::Pool;
 use proc::{Launch, Proc};
 use turn::{Turn, TurnEnd};
 
@@ -48,6 +56,7 @@ type Inflight = Vec<(String, &'static str, Vec<ClaimedMessage>)>;
 struct Exec<'a> {
     config: &'a Config,
     registry: &'a ProcessRegistry,
+    pool: &'a Pool,
     req: &'a Request,
     io: &'a RunIo,
     transport: Transport,
@@ -64,10 +73,18 @@ struct Exec<'a> {
     processes: u32,
     inflight: Inflight,
     init: Option<InitializeInfo>,
+    /// The process was kept for the thread's next run (so it has no exit yet).
+    kept: bool,
 }
 
 /// Runs one invocation.
-pub async fn run(config: &Config, registry: &ProcessRegistry, req: Request, io: RunIo) -> Response {
+pub async fn run(
+    config: &Config,
+    registry: &ProcessRegistry,
+    pool: &Pool,
+    req: Request,
+    io: RunIo,
+) -> Response {
     let transport = argv::select_transport(&req.policy);
     let config_dir = env::config_dir(config, &req.identity.profile);
     if let Some(reason) = guard_violation(&req, &config_dir) {
@@ -96,6 +113,7 @@ pub async fn run(config: &Config, registry: &ProcessRegistry, req: Request, io: 
     let mut inv = Exec {
         config,
         registry,
+        pool,
         req: &req,
         io: &io,
         transport,
@@ -112,6 +130,7 @@ pub async fn run(config: &Config, registry: &ProcessRegistry, req: Request, io: 
         processes: 0,
         inflight: Vec::new(),
         init: None,
+        kept: false,
     };
     io.events
         .notice(
@@ -172,7 +191,19 @@ impl Exec<'_> {
         }
     }
 
-    async fn launch(&mut self, resume: Option<(&str, bool)>, prompt: Option<&str>) -> Option<Proc> {
+    /// The child's explicit environment.
+    fn vars(&self) -> BTreeMap<String, String> {
+        let mode = argv::permission_mode(self.config, &self.req.policy);
+        env::vars(self.config, &self.req.env, &self.config_dir, mode, env::is_root())
+    }
+
+    /// Starts a process; `kept` says whether it is kept for the thread after a clean run.
+    async fn launch(
+        &mut self,
+        resume: Option<(&str, bool)>,
+        prompt: Option<&str>,
+        kept: bool,
+    ) -> Option<Proc> {
         let inv = Invocation {
             resume: resume.map(|(id, _)| id),
             fork: resume.is_some_and(|(_, fork)| fork),
@@ -185,12 +216,11 @@ impl Exec<'_> {
         };
         let args = argv::build(self.config, &self.req.policy, self.transport, &inv);
         let program = self.config.program();
-        let mode = argv::permission_mode(self.config, &self.req.policy);
         let launch = Launch {
             program: &program,
             args,
             cwd: &self.req.cwd,
-            vars: env::vars(self.config, &self.req.env, &self.config_dir, mode, env::is_root()),
+            vars: self.vars(),
             inherit: proc::base_or_claude,
             stdin: self.transport == Transport::Bidi,
             label: format!("claude {} {}", self.transport.as_str(), self.req.run_id),
@@ -198,7 +228,10 @@ impl Exec<'_> {
         match Proc::spawn(self.registry, launch).await {
             Ok(p) => {
                 self.processes += 1;
-                let info = shared::spawned(&program, self.transport.as_str(), p.child.pid());
+                let mut info = shared::spawned(&program, self.transport.as_str(), p.child.pid());
+                if let crate::driver::DriverEvent::ProcessInfo(i) = &mut info {
+                    i.metadata.insert("persistent".into(), kept.to_string());
+                }
                 self.io.events.emit(info).await;
                 Some(p)
             }
@@ -211,10 +244,19 @@ impl Exec<'_> {
 
     /// Collects a finished process's output and exit.
     fn collect(&mut self, proc: &mut Proc, exit: crate::driver::process::ExitInfo) {
+        self.take_output(proc);
+        self.set_exit(exit);
+    }
+
+    /// Moves the process's output so far into this run's raw streams.
+    fn take_output(&mut self, proc: &mut Proc) {
         self.raw.stdout.extend_from_slice(&proc.stdout.take_raw().bytes);
         self.raw
             .stderr
             .extend_from_slice(&proc.child.stderr().take_full().bytes);
+    }
+
+    fn set_exit(&mut self, exit: crate::driver::process::ExitInfo) {
         self.exit = Some(ExitInfo {
             code: exit.code,
             signal: exit.signal,
@@ -320,7 +362,7 @@ impl Exec<'_> {
         let text = last.as_ref().map(translate::final_text).unwrap_or_default();
         let success = self.failure.is_none()
             && last.as_ref().is_some_and(|r| !r.is_error)
-            && self.exit.is_some_and(|e| e.success());
+            && (self.kept || self.exit.is_some_and(|e| e.success()));
         let checkpoint = last
             .as_ref()
             .filter(|r| !r.session_id.is_empty())
@@ -328,6 +370,7 @@ impl Exec<'_> {
         let mut metadata = std::collections::BTreeMap::new();
         metadata.insert("transport".into(), self.transport.as_str().into());
         metadata.insert("processes".into(), self.processes.to_string());
+        metadata.insert("process_kept".into(), self.kept.to_string());
         if let Some(sid) = self.tr.session_id() {
             metadata.insert("session_id".into(), sid.to_owned());
         }
