@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use agent_adaptor::driver::{ApprovalMode, ApprovalPolicy, FallbackAction, Policy};
 use agent_adaptor::runtime::{Agent, ApprovalHandler, ApprovalRequest, Event, Payload, RunOutcome};
-use agent_adaptor::testkit::mock::responses::{RecordedRequest, Reply, Script};
+use agent_adaptor::testkit::mock::responses::{Reply, Script};
 use agent_adaptor::vocab::McpServer;
 use serde_json::json;
 
@@ -20,14 +20,7 @@ fn script() -> Script {
     Script::new()
         .then(Reply::new().tool_search("add two integers"))
         .then(Reply::new().namespaced_call("mcp__probe", "add", json!({"a": 2, "b": 3})))
-        .otherwise(|log: &[RecordedRequest]| {
-            let out = log
-                .last()
-                .and_then(|r| r.tool_outputs().pop())
-                .map(|(_, o)| o)
-                .unwrap_or_default();
-            Reply::new().text(format!("Tool said: {out}"))
-        })
+        .otherwise(Script::tool_output_reply)
 }
 
 /// The `probe` stdio server, written into the workspace.

@@ -15,7 +15,7 @@ use agent_adaptor::providers::codex::wire::server_request::{
     CommandExecutionApprovalResponse, CommandExecutionDecision,
 };
 use agent_adaptor::testkit::codex_env::CodexEnvOptions;
-use agent_adaptor::testkit::mock::responses::{RecordedRequest, Reply, Script};
+use agent_adaptor::testkit::mock::responses::{Reply, Script};
 use serde_json::{Value, json};
 
 use super::client::Rpc;
@@ -23,35 +23,59 @@ use super::fixture;
 use super::harness::{Lab, Session};
 use crate::driver_support::STDIO_MCP_SERVER_JS;
 
-fn echo_tool_output(log: &[RecordedRequest]) -> Reply {
-    let out = log
-        .last()
-        .and_then(|r| r.tool_outputs().pop())
-        .map(|(_, o)| o)
-        .unwrap_or_default();
-    Reply::new().text(format!("Tool said: {out}"))
+/// A turn stopped at a server request.
+struct Pending {
+    rpc: Rpc,
+    thread: String,
+    turn: String,
+    /// The server request frame.
+    req: Value,
 }
 
-fn approval_script() -> Script {
-    Script::new()
+impl Pending {
+    /// app-server, a workspace-write thread under `approval`, a turn with `prompt`, up to the first
+    /// server request `method`.
+    async fn start(lab: &Lab, approval: ApprovalPolicy, prompt: &str, method: &str) -> Pending {
+        let mut rpc = Rpc::start(lab, false).await;
+        let thread = rpc.thread_start(lab, approval, SandboxMode::WorkspaceWrite).await;
+        let turn = rpc.turn_start(&thread, prompt).await;
+        let (_, req) = rpc.srv.wait_method(0, method).await;
+        Pending {
+            rpc,
+            thread,
+            turn,
+            req,
+        }
+    }
+}
+
+/// A turn stopped at the approval of `touch approved-marker.txt` (approval policy `untrusted`).
+async fn command_approval() -> Option<(Lab, Pending)> {
+    let script = Script::new()
         .then(Reply::new().exec_command("touch approved-marker.txt"))
-        .otherwise(echo_tool_output)
+        .otherwise(Script::tool_output_reply);
+    let lab = Lab::new(script).await?;
+    let p = Pending::start(
+        &lab,
+        ApprovalPolicy::Untrusted,
+        "touch a file",
+        "item/commandExecution/requestApproval",
+    )
+    .await;
+    Some((lab, p))
 }
 
 #[tokio::test]
 async fn app_server_steer_while_an_approval_is_pending() {
-    let Some(lab) = Lab::new(approval_script()).await else {
+    let Some((lab, p)) = command_approval().await else {
         return;
     };
-    let mut rpc = Rpc::start(&lab, false).await;
-    let thread = rpc
-        .thread_start(&lab, ApprovalPolicy::Untrusted, SandboxMode::WorkspaceWrite)
-        .await;
-    let turn = rpc.turn_start(&thread, "touch a file").await;
-    let (_, req) = rpc
-        .srv
-        .wait_method(0, "item/commandExecution/requestApproval")
-        .await;
+    let Pending {
+        mut rpc,
+        thread,
+        turn,
+        req,
+    } = p;
     let resp = rpc
         .call(ClientRequest::TurnSteer(TurnSteerParams {
             thread_id: thread.clone(),
@@ -107,18 +131,15 @@ fn rpc_user_message(s: &Session, client_id: &str) -> (usize, Value) {
 
 #[tokio::test]
 async fn app_server_interrupt_while_an_approval_is_pending() {
-    let Some(lab) = Lab::new(approval_script()).await else {
+    let Some((lab, p)) = command_approval().await else {
         return;
     };
-    let mut rpc = Rpc::start(&lab, false).await;
-    let thread = rpc
-        .thread_start(&lab, ApprovalPolicy::Untrusted, SandboxMode::WorkspaceWrite)
-        .await;
-    let turn = rpc.turn_start(&thread, "touch a file").await;
-    let (_, req) = rpc
-        .srv
-        .wait_method(0, "item/commandExecution/requestApproval")
-        .await;
+    let Pending {
+        mut rpc,
+        thread,
+        turn,
+        req,
+    } = p;
     let resp = rpc
         .call(ClientRequest::TurnInterrupt(TurnInterruptParams {
             thread_id: thread.clone(),
@@ -172,7 +193,7 @@ async fn elicitation(answer: Value, name: &str) {
     let script = Script::new()
         .then(Reply::new().tool_search("add two integers"))
         .then(Reply::new().namespaced_call("mcp__probe", "add", json!({"a": 2, "b": 3})))
-        .otherwise(echo_tool_output);
+        .otherwise(Script::tool_output_reply);
     let opts = CodexEnvOptions {
         extra_toml: format!(
             "[mcp_servers.probe]\ncommand = \"node\"\nargs = [{:?}]\nenv = {{ PROBE_MARK = \"lab\" }}\n",
@@ -183,12 +204,15 @@ async fn elicitation(answer: Value, name: &str) {
     let Some(lab) = Lab::with_options(script, opts).await else {
         return;
     };
-    let mut rpc = Rpc::start(&lab, false).await;
-    let thread = rpc
-        .thread_start(&lab, ApprovalPolicy::OnRequest, SandboxMode::WorkspaceWrite)
-        .await;
-    let turn = rpc.turn_start(&thread, "please add 2 3").await;
-    let (_, req) = rpc.srv.wait_method(0, "mcpServer/elicitation/request").await;
+    let Pending {
+        mut rpc, turn, req, ..
+    } = Pending::start(
+        &lab,
+        ApprovalPolicy::OnRequest,
+        "please add 2 3",
+        "mcpServer/elicitation/request",
+    )
+    .await;
     let p = &req["params"];
     assert_eq!(p["serverName"], "probe");
     assert_eq!(p["turnId"], turn.as_str());
