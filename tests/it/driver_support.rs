@@ -108,3 +108,27 @@ pub async fn wait_until(what: &str, mut f: impl FnMut() -> bool) {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+/// A stdio MCP server (node) named `probe` with one tool, `add`, answering `SUM=<a+b> $PROBE_MARK`
+/// (write it to a file and run it with `node`).
+pub const STDIO_MCP_SERVER_JS: &str = r#"
+const rl = require('readline').createInterface({ input: process.stdin });
+const send = (m) => process.stdout.write(JSON.stringify(m) + '\n');
+rl.on('line', (line) => {
+  let m;
+  try { m = JSON.parse(line); } catch (e) { return; }
+  if (m.id === undefined) return;
+  if (m.method === 'initialize') {
+    send({ jsonrpc: '2.0', id: m.id, result: { protocolVersion: m.params.protocolVersion,
+      capabilities: { tools: {} }, serverInfo: { name: 'probe', version: '1.0.0' } } });
+  } else if (m.method === 'tools/list') {
+    send({ jsonrpc: '2.0', id: m.id, result: { tools: [{ name: 'add', description: 'Adds two integers',
+      inputSchema: { type: 'object', properties: { a: { type: 'integer' }, b: { type: 'integer' } } } }] } });
+  } else if (m.method === 'tools/call') {
+    const a = m.params.arguments;
+    send({ jsonrpc: '2.0', id: m.id, result: { content: [{ type: 'text', text: 'SUM=' + (a.a + a.b) + ' ' + process.env.PROBE_MARK }] } });
+  } else {
+    send({ jsonrpc: '2.0', id: m.id, error: { code: -32601, message: 'no' } });
+  }
+});
+"#;

@@ -6,6 +6,8 @@
 //! | `item/fileChange/requestApproval` | permission `apply_patch` | `accept` | `decline` | `cancel` |
 //! | `item/permissions/requestApproval` | permission `permissions` | the requested profile | `{}` | `{}` |
 //! | `item/tool/requestUserInput` | question (choices = first question's options) | first option of each question | no answers | turn interrupted, no answers |
+//! | `mcpServer/elicitation/request` asking to call a tool | permission `mcp: <server>/<tool>` | `accept` (`content: {}`) | `decline` | turn interrupted, `cancel` |
+//! | another `mcpServer/elicitation/request` (a server's own form or URL) | — | `decline` | | |
 //! | anything else | — | JSON-RPC error `-32601` | | |
 //!
 //! `decline` lets the turn continue (the model is told the action was rejected); `cancel` also
@@ -23,7 +25,9 @@ use crate::driver::{DecisionChoice, DecisionKind, DecisionOutcome, DecisionReque
 
 use super::wire::RequestId;
 use super::wire::client;
-use super::wire::server_request::{ServerRequest, UserInputQuestion, UserInputResponse};
+use super::wire::server_request::{
+    McpElicitationAction, McpElicitationResponse, ServerRequest, UserInputQuestion, UserInputResponse,
+};
 
 /// The decision to ask for `request`; `None` for requests the driver refuses.
 pub fn ask(request: &ServerRequest) -> Option<DecisionRequest> {
@@ -92,6 +96,22 @@ pub fn ask(request: &ServerRequest) -> Option<DecisionRequest> {
             };
             (DecisionKind::Question, title, p.item_id.clone(), choices)
         }
+        ServerRequest::McpElicitation(p) => {
+            let tool = p.tool_approval()?;
+            details.insert("server".into(), json!(p.server_name));
+            details.insert("tool".into(), json!(tool));
+            details.insert("arguments".into(), p.meta["tool_params"].clone());
+            details.insert("message".into(), json!(p.message));
+            if let Some(d) = p.meta["tool_description"].as_str() {
+                details.insert("tool_description".into(), json!(d));
+            }
+            (
+                DecisionKind::Permission,
+                format!("mcp: {}/{tool}", p.server_name),
+                String::new(),
+                Vec::new(),
+            )
+        }
         ServerRequest::Unknown { .. } => return None,
     };
     Some(DecisionRequest {
@@ -145,14 +165,43 @@ pub fn answer(id: &RequestId, request: &ServerRequest, outcome: &DecisionOutcome
             }
             client::response(id, &r)
         }
+        ServerRequest::McpElicitation(_) => {
+            let action = if approved {
+                McpElicitationAction::Accept
+            } else if abort {
+                McpElicitationAction::Cancel
+            } else {
+                McpElicitationAction::Decline
+            };
+            let content = approved.then(|| json!({}));
+            client::response(id, &McpElicitationResponse { action, content })
+        }
         ServerRequest::Unknown { method, .. } => refuse(id, method),
     }
 }
 
+/// The answer to a request [`ask`] has no decision for: an elicitation the driver cannot present
+/// (a server's own form or URL) is declined; anything else gets [`refuse`].
+pub fn refusal(id: &RequestId, request: &ServerRequest) -> String {
+    match request {
+        ServerRequest::McpElicitation(_) => client::response(
+            id,
+            &McpElicitationResponse {
+                action: McpElicitationAction::Decline,
+                content: None,
+            },
+        ),
+        other => refuse(id, other.method()),
+    }
+}
+
 /// True when an abort-deny of `request` needs the driver to interrupt the turn itself (Codex offers
-/// no cancelling answer for it).
+/// no answer for it that stops the turn).
 pub fn abort_interrupts(request: &ServerRequest) -> bool {
-    matches!(request, ServerRequest::ToolRequestUserInput(_))
+    matches!(
+        request,
+        ServerRequest::ToolRequestUserInput(_) | ServerRequest::McpElicitation(_)
+    )
 }
 
 /// The answers to `questions` for the host's `answer` (see the module docs).
@@ -276,6 +325,79 @@ mod tests {
         let u = req("item/tool/call", json!({"x":1}));
         assert!(ask(&u).is_none());
         assert!(answer(&id, &u, &DecisionOutcome::Approved).contains("-32601"));
+    }
+}
+
+#[cfg(test)]
+mod elicitation_tests {
+    use super::*;
+
+    /// The elicitation Codex 0.171.0 sent before calling `add` of the declared server `probe`.
+    fn tool_approval() -> ServerRequest {
+        ServerRequest::parse(
+            "mcpServer/elicitation/request",
+            Some(
+                &json!({"_meta":{"codex_approval_kind":"mcp_tool_call","persist":["session","always"],
+                    "tool_description":"Adds two integers","tool_name":"add","tool_params":{"a":2,"b":3}},
+                    "environmentId":null,"message":"Allow the probe MCP server to run tool \"add\"?","mode":"form",
+                    "requestedSchema":{"properties":{},"type":"object"},"serverName":"probe","threadId":"t","turnId":"u"})
+                .to_string(),
+            ),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn a_tool_approval_is_a_permission_with_server_tool_and_arguments() {
+        let r = tool_approval();
+        let d = ask(&r).unwrap();
+        assert_eq!(d.kind, Some(DecisionKind::Permission));
+        assert_eq!(d.title, "mcp: probe/add");
+        assert_eq!(d.source, "codex.mcpServer/elicitation/request");
+        assert_eq!(d.details["server"], "probe");
+        assert_eq!(d.details["tool"], "add");
+        assert_eq!(d.details["arguments"], json!({"a":2,"b":3}));
+        assert_eq!(d.details["tool_description"], "Adds two integers");
+        let id = RequestId::Int(0);
+        let deny = |interrupt| DecisionOutcome::Denied {
+            reason: "no".into(),
+            interrupt,
+        };
+        assert_eq!(
+            answer(&id, &r, &DecisionOutcome::Approved),
+            r#"{"id":0,"result":{"action":"accept","content":{}}}"#
+        );
+        assert_eq!(
+            answer(&id, &r, &deny(false)),
+            r#"{"id":0,"result":{"action":"decline"}}"#
+        );
+        assert_eq!(
+            answer(&id, &r, &deny(true)),
+            r#"{"id":0,"result":{"action":"cancel"}}"#
+        );
+        assert!(abort_interrupts(&r));
+    }
+
+    #[test]
+    fn other_elicitations_are_declined_without_asking() {
+        let form = ServerRequest::parse(
+            "mcpServer/elicitation/request",
+            Some(r#"{"serverName":"s","threadId":"t","mode":"form","message":"Your email?","requestedSchema":{"type":"object","properties":{"email":{"type":"string"}}}}"#),
+        )
+        .unwrap();
+        assert!(ask(&form).is_none());
+        assert_eq!(
+            refusal(&RequestId::Int(7), &form),
+            r#"{"id":7,"result":{"action":"decline"}}"#
+        );
+        let url = ServerRequest::parse(
+            "mcpServer/elicitation/request",
+            Some(r#"{"serverName":"s","threadId":"t","mode":"url","message":"Log in","url":"https://example.invalid","elicitationId":"e1"}"#),
+        )
+        .unwrap();
+        assert!(ask(&url).is_none());
+        let other = ServerRequest::parse("item/tool/call", Some("{}")).unwrap();
+        assert!(refusal(&RequestId::Int(1), &other).contains("-32601"));
     }
 }
 

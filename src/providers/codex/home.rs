@@ -18,7 +18,8 @@
 //! `http_headers`, stdio as `command`/`args`/`env`, `required` as declared. The host tools server's
 //! tools are pre-approved (`default_tools_approval_mode = "approve"`): the host wrote them and
 //! `tools::reject` is their policy. Other servers are pre-approved only when the run auto-approves
-//! permissions. Codex has no SSE transport.
+//! permissions; otherwise Codex asks before each call (`mcpServer/elicitation/request`) and the run's
+//! permission policy answers. Codex has no SSE transport.
 //!
 //! Environment precedence, lowest first: the process module's base allowlist, `CommonConfig::env`,
 //! `Request::env`, and last `CODEX_HOME` itself (the driver must know where threads live).
@@ -158,8 +159,8 @@ fn mcp_table(server: &McpServer, approve: bool) -> Result<Table, String> {
 
 /// The `-c mcp_servers.<name>={…}` arguments that declare `servers` to one `codex app-server`.
 /// The host tools server is always pre-approved; the others only when `approve_all` (the run's
-/// permission policy auto-approves). Otherwise Codex asks with an MCP elicitation, which the driver
-/// refuses: a denial, never a silent approval.
+/// permission policy auto-approves). Otherwise Codex asks with an MCP elicitation before each call,
+/// which becomes a permission decision under the run's policy (Ask, or AutoDeny).
 pub fn mcp_overrides(servers: &[McpServer], approve_all: bool) -> Result<Vec<String>, String> {
     let mut args = Vec::with_capacity(servers.len() * 2);
     for s in servers {

@@ -332,6 +332,20 @@ impl Translator {
         self.tools_open.len()
     }
 
+    /// The id of the one open tool call named `name` (`<server>/<tool>` for MCP); `None` when there
+    /// is none or more than one.
+    pub fn open_tool_named(&self, name: &str) -> Option<&str> {
+        let mut ids = self
+            .tools_open
+            .iter()
+            .filter(|(_, n)| *n == name)
+            .map(|(id, _)| id.as_str());
+        match (ids.next(), ids.next()) {
+            (Some(id), None) => Some(id),
+            _ => None,
+        }
+    }
+
     fn item_completed(&mut self, item: ThreadItem, out: &mut Vec<DriverEvent>) {
         match item {
             ThreadItem::AgentMessage(a) => {

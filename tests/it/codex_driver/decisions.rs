@@ -4,7 +4,7 @@
 
 use agent_adaptor::driver::{ApprovalMode, ApprovalPolicy, FallbackAction, Policy};
 use agent_adaptor::runtime::{Agent, ApprovalHandler, Payload, approve_all};
-use agent_adaptor::testkit::mock::responses::{RecordedRequest, Reply, Script};
+use agent_adaptor::testkit::mock::responses::{Reply, Script};
 
 use super::{Cx, auto_approve, drain, run_error};
 
@@ -12,20 +12,10 @@ fn handler(f: fn(&agent_adaptor::runtime::ApprovalRequest) -> Result<(), String>
     ApprovalHandler::new(move |req| async move { f(&req) })
 }
 
-/// Replies with the tool output the CLI sent back.
-fn echo_tool_output(log: &[RecordedRequest]) -> Reply {
-    let out = log
-        .last()
-        .and_then(|r| r.tool_outputs().pop())
-        .map(|(_, o)| o)
-        .unwrap_or_default();
-    Reply::new().text(format!("Tool said: {out}"))
-}
-
 fn escalated() -> Script {
     Script::new()
         .then(Reply::new().exec_command_escalated("touch approved-marker.txt", "Need to write"))
-        .then_with(echo_tool_output)
+        .then_with(Script::tool_output_reply)
 }
 
 #[tokio::test]
@@ -95,7 +85,7 @@ fn patch() -> Script {
     let patch = "*** Begin Patch\n*** Add File: patched.txt\n+from apply_patch\n*** End Patch\n";
     Script::new()
         .then(Reply::new().apply_patch(patch))
-        .then_with(echo_tool_output)
+        .then_with(Script::tool_output_reply)
 }
 
 #[tokio::test]

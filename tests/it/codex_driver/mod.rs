@@ -9,13 +9,17 @@
 //!   cancel, close.
 //! * `threads.rs` — resume in a new process, resume rejection with the fresh retry, fork, AfterTurn input.
 //! * `messages.rs` — Soon input steered into the running turn, Interrupt input starting the next turn.
+//! * `pending.rs` — Soon, AfterTurn and Interrupt input while a command approval waits for the host.
+//! * `mcp.rs` — tools of a declared stdio MCP server under Ask, deny and the auto modes (MCP elicitation).
 //! * `questions.rs` — `request_user_input` in Plan collaboration mode through the question policy.
 //! * `kit.rs` — the conformance kit.
 
 mod basic;
 mod decisions;
 mod kit;
+mod mcp;
 mod messages;
+mod pending;
 mod persistent;
 mod questions;
 mod threads;

@@ -5,7 +5,7 @@
 
 use agent_adaptor::driver::{ApprovalPolicy, DecisionKind, FallbackAction, Policy, QuestionMode};
 use agent_adaptor::runtime::{Agent, ApprovalHandler};
-use agent_adaptor::testkit::mock::responses::{RecordedRequest, Reply, Script};
+use agent_adaptor::testkit::mock::responses::{Reply, Script};
 use serde_json::{Value, json};
 
 use super::{Cx, run_error};
@@ -23,14 +23,7 @@ fn questions() -> Value {
 fn asking() -> Script {
     Script::new()
         .then(Reply::new().request_user_input(questions()))
-        .then_with(|log: &[RecordedRequest]| {
-            let out = log
-                .last()
-                .and_then(|r| r.tool_outputs().pop())
-                .map(|(_, o)| o)
-                .unwrap_or_default();
-            Reply::new().text(format!("Tool said: {out}"))
-        })
+        .then_with(Script::tool_output_reply)
 }
 
 fn policy(question: QuestionMode, on_reject: FallbackAction) -> Policy {

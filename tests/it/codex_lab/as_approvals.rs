@@ -10,27 +10,17 @@ use agent_adaptor::providers::codex::wire::server_request::{
     FileChangeDecision, PermissionsApprovalResponse, UserInputResponse,
 };
 use agent_adaptor::testkit::codex_env::CodexEnvOptions;
-use agent_adaptor::testkit::mock::responses::{RecordedRequest, Reply, Script};
+use agent_adaptor::testkit::mock::responses::{Reply, Script};
 use serde_json::{Value, json};
 
 use super::client::{Rpc, items_of};
 use super::fixture;
 use super::harness::Lab;
 
-/// Replies with the tool output the CLI sent back, so the transcript shows it.
-fn echo_tool_output(log: &[RecordedRequest]) -> Reply {
-    let out = log
-        .last()
-        .and_then(|r| r.tool_outputs().pop())
-        .map(|(_, o)| o)
-        .unwrap_or_default();
-    Reply::new().text(format!("Tool said: {out}"))
-}
-
 async fn command_approval(decision: CommandExecutionDecision, name: &str) {
     let script = Script::new()
         .then(Reply::new().exec_command("touch approved-marker.txt"))
-        .then_with(echo_tool_output);
+        .then_with(Script::tool_output_reply);
     let Some(lab) = Lab::new(script).await else { return };
     let mut rpc = Rpc::start(&lab, false).await;
     let thread = rpc
@@ -91,7 +81,7 @@ async fn file_change_approval(decision: FileChangeDecision, name: &str) {
     let patch = "*** Begin Patch\n*** Add File: patched.txt\n+from apply_patch\n*** End Patch\n";
     let script = Script::new()
         .then(Reply::new().apply_patch(patch))
-        .then_with(echo_tool_output);
+        .then_with(Script::tool_output_reply);
     let Some(lab) = Lab::new(script).await else { return };
     let mut rpc = Rpc::start(&lab, false).await;
     // read-only: every write needs approval.
@@ -135,7 +125,7 @@ async fn app_server_permissions_approval() {
     let args = json!({"permissions": {"network": {"enabled": true}}, "reason": "Need network to fetch deps"});
     let script = Script::new()
         .then(Reply::new().function_call("request_permissions", args))
-        .then_with(echo_tool_output);
+        .then_with(Script::tool_output_reply);
     let opts = CodexEnvOptions {
         features: vec![("request_permissions_tool".into(), true)],
         ..Default::default()
@@ -178,7 +168,7 @@ async fn app_server_request_user_input_in_plan_mode() {
     ]);
     let script = Script::new()
         .then(Reply::new().request_user_input(questions))
-        .then_with(echo_tool_output);
+        .then_with(Script::tool_output_reply);
     let Some(lab) = Lab::new(script).await else { return };
     let mut rpc = Rpc::start(&lab, true).await;
     let thread = rpc

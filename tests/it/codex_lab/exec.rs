@@ -14,15 +14,6 @@ fn types(events: &[Value]) -> Vec<String> {
         .collect()
 }
 
-fn reply_with_tool_output(log: &[agent_adaptor::testkit::mock::responses::RecordedRequest]) -> Reply {
-    let out = log
-        .last()
-        .and_then(|r| r.tool_outputs().pop())
-        .map(|(_, o)| o)
-        .unwrap_or_default();
-    Reply::new().text(format!("Tool said: {out}"))
-}
-
 #[tokio::test]
 async fn exec_text() {
     let script = Script::new().then(
@@ -63,7 +54,7 @@ async fn exec_command_round_trip() {
                 .text("I will run it.")
                 .exec_command("echo hi-from-tool"),
         )
-        .then_with(reply_with_tool_output);
+        .then_with(Script::tool_output_reply);
     let Some(lab) = Lab::new(script).await else { return };
     let run = lab.exec(&["please run echo"]).await;
     assert_eq!(run.code, Some(0), "stderr: {}", run.stderr);

@@ -7,6 +7,7 @@
 
 mod as_approvals;
 mod as_basic;
+mod as_pending;
 mod as_steer;
 mod client;
 mod exec;

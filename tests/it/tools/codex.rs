@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 
 use super::{Calls, add, operands, recorded, recording_wrapper};
 use crate::codex_driver::{Cx, drain};
+use crate::driver_support::STDIO_MCP_SERVER_JS;
 
 const NAMESPACE: &str = "mcp__agent_adaptor_tools";
 
@@ -158,42 +159,19 @@ async fn codex_shows_the_model_a_rejection_and_only_a_sanitized_panic() {
     cx.assert_reaped();
 }
 
-/// A stdio MCP server (node) with one tool, `add`, answering `SUM=<a+b>`.
-const STDIO_SERVER_JS: &str = r#"
-const rl = require('readline').createInterface({ input: process.stdin });
-const send = (m) => process.stdout.write(JSON.stringify(m) + '\n');
-rl.on('line', (line) => {
-  let m;
-  try { m = JSON.parse(line); } catch (e) { return; }
-  if (m.id === undefined) return;
-  if (m.method === 'initialize') {
-    send({ jsonrpc: '2.0', id: m.id, result: { protocolVersion: m.params.protocolVersion,
-      capabilities: { tools: {} }, serverInfo: { name: 'probe', version: '1.0.0' } } });
-  } else if (m.method === 'tools/list') {
-    send({ jsonrpc: '2.0', id: m.id, result: { tools: [{ name: 'add', description: 'Adds two integers',
-      inputSchema: { type: 'object', properties: { a: { type: 'integer' }, b: { type: 'integer' } } } }] } });
-  } else if (m.method === 'tools/call') {
-    const a = m.params.arguments;
-    send({ jsonrpc: '2.0', id: m.id, result: { content: [{ type: 'text', text: 'SUM=' + (a.a + a.b) + ' ' + process.env.PROBE_MARK }] } });
-  } else {
-    send({ jsonrpc: '2.0', id: m.id, error: { code: -32601, message: 'no' } });
-  }
-});
-"#;
-
 #[tokio::test]
 async fn a_declared_stdio_mcp_server_is_materialized_and_callable() {
     let Some(cx) = Cx::new(script_for("mcp__probe")).await else {
         return;
     };
     let js = cx.ws.join("probe-mcp.js");
-    std::fs::write(&js, STDIO_SERVER_JS).unwrap();
+    std::fs::write(&js, STDIO_MCP_SERVER_JS).unwrap();
     let mut server = McpServer::stdio("probe", "node", vec![js.to_string_lossy().into_owned()]);
     if let agent_adaptor::vocab::McpTransport::Stdio { env, .. } = &mut server.transport {
         env.insert("PROBE_MARK".into(), "env-reached".into());
     }
     let agent = Agent::new(cx.driver.clone());
-    let stream = agent.send("please add 5 6", cx.auto().mcp([server.clone()]));
+    let stream = agent.send("please add 5 6", cx.auto().mcp([server]));
     let events = tokio::time::timeout(Duration::from_secs(150), drain(&stream))
         .await
         .expect("the run finished");
@@ -205,13 +183,6 @@ async fn a_declared_stdio_mcp_server_is_materialized_and_callable() {
             .any(|e| matches!(&e.payload, Payload::ToolCall(c) if c.name == "probe/add")),
         "a tool call event for probe/add"
     );
-    // Without auto-approval Codex asks (an MCP elicitation) and the driver refuses: denied, not run.
-    let denied = agent
-        .send("please add 7 8", cx.opts().mcp([server]))
-        .result()
-        .await
-        .unwrap();
-    assert!(!denied.text.contains("SUM=15"), "{}", denied.text);
-    assert!(denied.text.contains("rejected"), "{}", denied.text);
+    // Without auto-approval Codex asks first: `codex_driver::mcp` covers Ask, deny and AutoDeny.
     cx.assert_reaped();
 }

@@ -10,6 +10,12 @@
 //!   are running when it interrupts, so the driver says so in a notice. Such a command is not reliably
 //!   ended by the invocation's process-group stop either: a cancel during `sleep 3 && touch …` let the
 //!   command finish in 5 of 13 runs (Codex appears to start commands outside app-server's group).
+//! * While a server request (an approval, a question, an MCP tool elicitation) waits for its decision:
+//!   `Soon` and `AfterTurn` input wait until it is answered (then `Soon` is steered in and reaches
+//!   the model after the tool's result; Codex would accept the steer earlier but delivers it at the same
+//!   point). `Interrupt` input withdraws the decision (the host sees the request expire), sends
+//!   `turn/interrupt` — Codex then resolves its own request (`serverRequest/resolved`), the tool
+//!   does not run and the model is told "aborted by user" — and starts the next turn with the input.
 
 use crate::driver::{Ack, Boundary, ClaimedMessage, MessageFailure, Notice, notice_kind};
 
@@ -47,25 +53,11 @@ impl Exec<'_> {
     /// claims for the next turn), `Soon` input is steered in.
     pub(super) async fn mid_turn_input(&mut self, conn: &mut Conn) -> Option<Vec<ClaimedMessage>> {
         let port = self.io.messages.clone()?;
-        if port.pending().interrupt > 0 {
-            let claims = port.claim(Boundary::Interrupt);
-            if !claims.is_empty() {
-                let running = self.tr.open_tools();
-                let mut notice = Notice::new(
-                    notice_kind::RUNTIME,
-                    "interrupting the turn to continue with new input",
-                )
-                .with_meta("source", "codex.interrupt");
-                if running > 0 {
-                    notice = notice.with_meta(
-                        "warning",
-                        "Codex does not stop running commands on interrupt; they may keep running",
-                    );
-                }
-                self.io.events.notice(notice).await;
-                self.interrupt(conn).await;
-                return Some(claims);
-            }
+        if let Some(claims) = self
+            .claim_interrupt(conn, "interrupting the turn to continue with new input")
+            .await
+        {
+            return Some(claims);
         }
         if port.pending().soon > 0 && !self.steer_refused {
             let claims = port.claim(Boundary::InTurn);
@@ -74,6 +66,47 @@ impl Exec<'_> {
             }
         }
         None
+    }
+
+    /// While a server request waits for its decision: claims queued `Interrupt` input, interrupts
+    /// the turn and keeps the claims for the next turn ([`Exec::interrupted_for`]). True when it
+    /// did, and the pending decision must be withdrawn.
+    pub(super) async fn withdraw_for_interrupt(&mut self, conn: &mut Conn) -> bool {
+        if self.interrupted_for.is_some() {
+            return false;
+        }
+        let why = "withdrawing the pending approval and interrupting the turn to continue with new input";
+        match self.claim_interrupt(conn, why).await {
+            Some(claims) => {
+                self.interrupted_for = Some(claims);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Claims queued `Interrupt` input and sends `turn/interrupt` (with a notice saying why, and a
+    /// warning when a command may keep running).
+    async fn claim_interrupt(&mut self, conn: &mut Conn, why: &str) -> Option<Vec<ClaimedMessage>> {
+        let port = self.io.messages.clone()?;
+        if port.pending().interrupt == 0 {
+            return None;
+        }
+        let claims = port.claim(Boundary::Interrupt);
+        if claims.is_empty() {
+            return None;
+        }
+        let running = self.tr.open_tools();
+        let mut notice = Notice::new(notice_kind::RUNTIME, why).with_meta("source", "codex.interrupt");
+        if running > 0 {
+            notice = notice.with_meta(
+                "warning",
+                "Codex does not stop running commands on interrupt; they may keep running",
+            );
+        }
+        self.io.events.notice(notice).await;
+        self.interrupt(conn).await;
+        Some(claims)
     }
 
     async fn steer(&mut self, conn: &mut Conn, claims: Vec<ClaimedMessage>) {

@@ -28,9 +28,9 @@ use serde_json::Value;
 
 use crate::driver::process::{Lease, PoolKey, ProcessPool, ProcessRegistry, Taken};
 use crate::driver::{
-    Checkpoint, DecisionKind, DecisionMode, DriverEvent, ExitInfo, Failure, FailureCode, Notice, ProcessInfo,
-    ProcessKind, RawStreams, Request, Response, RunIo, SessionPlan, SessionState, notice_kind, session,
-    session::PARAM_CWD,
+    Checkpoint, ClaimedMessage, DecisionKind, DecisionMode, DriverEvent, ExitInfo, Failure, FailureCode,
+    Notice, ProcessInfo, ProcessKind, RawStreams, Request, Response, RunIo, SessionPlan, SessionState,
+    notice_kind, session, session::PARAM_CWD,
 };
 
 use super::config::{CodexConfig, DEFAULT_TURN_TIMEOUT};
@@ -71,6 +71,9 @@ struct Exec<'a> {
     steer_seq: u64,
     /// Codex refused a steer in the current turn: further `Soon` input waits for the turn end.
     steer_refused: bool,
+    /// `Interrupt` input that withdrew a pending decision and interrupted the turn: it starts the
+    /// next turn once the interrupted one completes.
+    interrupted_for: Option<Vec<ClaimedMessage>>,
 }
 
 /// Runs one invocation.
@@ -109,6 +112,7 @@ pub async fn run(
         turns: 0,
         steers: Vec::new(),
         steer_seq: 0,
+        interrupted_for: None,
         steer_refused: false,
     };
     io.events
@@ -267,6 +271,13 @@ impl Exec<'_> {
             return;
         };
         self.drive(&mut conn).await;
+        if let Some(claims) = self.interrupted_for.take() {
+            // The run stopped before the interrupted turn completed.
+            input::settle_all(
+                claims,
+                &crate::driver::Ack::Failed(crate::driver::MessageFailure::RunFailed),
+            );
+        }
         let why = self.failure.as_ref().map_or_else(
             || "Codex ended without turn/completed".to_owned(),
             |f| f.message.clone(),

@@ -143,9 +143,13 @@ impl Exec<'_> {
     }
 
     /// Answers a server request through the decision policy.
+    ///
+    /// While the decision is pending, `Soon` and `AfterTurn` input waits (it is handled once the
+    /// request is answered); `Interrupt` input withdraws the request instead
+    /// ([`Exec::withdraw_for_interrupt`]).
     async fn decide(&mut self, conn: &mut Conn, id: RequestId, request: ServerRequest) {
-        let Some(ask) = decision::ask(&request) else {
-            let _ = conn.send_line(decision::refuse(&id, request.method())).await;
+        let Some(mut ask) = decision::ask(&request) else {
+            let _ = conn.send_line(decision::refusal(&id, &request)).await;
             self.io
                 .events
                 .notice(
@@ -158,17 +162,42 @@ impl Exec<'_> {
                 .await;
             return;
         };
-        let outcome = tokio::select! {
-            o = self.io.decisions.request(ask) => o,
-            _ = self.io.cancel.cancelled() => return,
-            _ = tokio::time::sleep_until(self.deadline.into()) => return,
+        if let ServerRequest::McpElicitation(p) = &request
+            && let Some(tool) = p.tool_approval()
+        {
+            // The elicitation names no item: it gates the `mcpToolCall` item Codex just started.
+            let name = format!("{}/{tool}", p.server_name);
+            ask.tool_call_id = self.tr.open_tool_named(&name).unwrap_or_default().to_owned();
+        }
+        let mut port = self.io.messages.clone();
+        let decision = self.io.decisions.request(ask);
+        tokio::pin!(decision);
+        let outcome = loop {
+            let changed = async {
+                match port.as_mut() {
+                    Some(p) => p.changed().await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                o = &mut decision => break o,
+                _ = self.io.cancel.cancelled() => return,
+                _ = tokio::time::sleep_until(self.deadline.into()) => return,
+                () = changed => {
+                    if self.withdraw_for_interrupt(conn).await {
+                        // Dropping the decision expires it for the host; Codex withdraws its
+                        // request itself when the turn is interrupted (`serverRequest/resolved`).
+                        return;
+                    }
+                }
+            }
         };
         let abort = matches!(outcome, DecisionOutcome::Denied { interrupt: true, .. });
         if abort {
             self.rejected_abort = true;
             if decision::abort_interrupts(&request) {
-                // Codex has no "cancel" answer for this request: stop the turn, then resolve the
-                // request (Codex ignores the late answer).
+                // Codex has no answer for this request that stops the turn: interrupt it, then
+                // resolve the request (Codex ignores the late answer).
                 self.interrupt(conn).await;
             }
         }
@@ -415,6 +444,9 @@ impl Exec<'_> {
                 if next.is_none() {
                     next = self.mid_turn_input(conn).await;
                 }
+                if next.is_none() {
+                    next = self.interrupted_for.take();
+                }
                 if self.tr.terminal().is_some() {
                     break;
                 }
@@ -456,6 +488,9 @@ impl Exec<'_> {
             }
             self.pump(conn, inc).await;
             self.ack_steers();
+            if next.is_none() {
+                next = self.interrupted_for.take();
+            }
             if self.io.cancel.is_cancelled() && self.tr.terminal().is_none() {
                 self.cancelled = true;
                 self.interrupt(conn).await;

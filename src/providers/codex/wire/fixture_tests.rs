@@ -17,8 +17,8 @@ use super::results::{
 };
 use super::rpc::{RpcMessage, parse_rpc_line};
 use super::server_request::{
-    CommandExecutionApprovalResponse, FileChangeApprovalResponse, PermissionsApprovalResponse, ServerRequest,
-    UserInputResponse,
+    CommandExecutionApprovalResponse, FileChangeApprovalResponse, McpElicitationResponse,
+    PermissionsApprovalResponse, ServerRequest, UserInputResponse,
 };
 
 fn dir(kind: &str) -> PathBuf {
@@ -167,6 +167,7 @@ const UNTYPED: &[&str] = &[
     "thread/settings/updated",
     "thread/readState/changed",
     "thread/goal/cleared",
+    "mcpServer/startupStatus/updated",
 ];
 
 #[test]
@@ -292,6 +293,20 @@ fn app_server_scenarios_have_the_expected_variants() {
             .iter()
             .any(|i| matches!(i, ThreadItem::FileChange(f) if f.status == ItemStatus::Declined))
     );
+    let elicit = rpc("mcp_elicitation_accept");
+    assert!(
+        matches!(&server_requests(&elicit)[..], [ServerRequest::McpElicitation(p)] if p.server_name == "probe" && p.tool_approval() == Some("add") && p.meta["tool_params"]["b"] == 3)
+    );
+    let withdrawn = rpc("interrupt_while_approval_pending");
+    assert_eq!(
+        turn_statuses(&withdrawn),
+        [TurnStatus::Interrupted, TurnStatus::Completed]
+    );
+    assert!(
+        notifications(&withdrawn)
+            .iter()
+            .any(|n| matches!(n, N::ServerRequestResolved(r) if r.request_id == super::RequestId::Int(0)))
+    );
     let perms = rpc("approval_permissions");
     assert!(
         matches!(server_requests(&perms)[..], [ServerRequest::PermissionsApproval(p)] if p.permissions["network"]["enabled"] == true)
@@ -395,6 +410,10 @@ fn recorded_client_frames_round_trip_through_the_constructors() {
                         "item/permissions/requestApproval" => client::response(
                             &id,
                             &serde_json::from_value::<PermissionsApprovalResponse>(result).unwrap(),
+                        ),
+                        "mcpServer/elicitation/request" => client::response(
+                            &id,
+                            &serde_json::from_value::<McpElicitationResponse>(result).unwrap(),
                         ),
                         "item/tool/requestUserInput" => client::response(
                             &id,

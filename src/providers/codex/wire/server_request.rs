@@ -23,7 +23,10 @@ pub enum ServerRequest {
     PermissionsApproval(PermissionsApprovalParams),
     /// `item/tool/requestUserInput` (plan mode): answer [`UserInputResponse`].
     ToolRequestUserInput(UserInputParams),
-    /// Any other method (`mcpServer/elicitation/request`, `item/tool/call`, the legacy
+    /// `mcpServer/elicitation/request`: an MCP server's elicitation relayed by Codex, also how Codex
+    /// asks to call a tool of a server that is not pre-approved. Answer [`McpElicitationResponse`].
+    McpElicitation(McpElicitationParams),
+    /// Any other method (`item/tool/call`, the legacy
     /// `execCommandApproval` / `applyPatchApproval`, …), with its params.
     Unknown {
         /// The method.
@@ -167,6 +170,69 @@ pub struct UserInputOption {
     pub description: String,
 }
 
+/// `mcpServer/elicitation/request` params (form mode, or url mode with `url`/`elicitationId`).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct McpElicitationParams {
+    /// Thread id.
+    pub thread_id: String,
+    /// The turn Codex correlated the elicitation with, if any.
+    #[serde(default)]
+    pub turn_id: Option<String>,
+    /// The MCP server (its name in the configuration).
+    pub server_name: String,
+    /// `form`, `openai/form`, `openaiForm` or `url`.
+    #[serde(default)]
+    pub mode: String,
+    /// What the user is asked.
+    #[serde(default)]
+    pub message: String,
+    /// The form's JSON Schema (form modes).
+    #[serde(default)]
+    pub requested_schema: Value,
+    /// The URL to open (url mode).
+    #[serde(default)]
+    pub url: Option<String>,
+    /// Elicitation id (url mode).
+    #[serde(default)]
+    pub elicitation_id: Option<String>,
+    /// Codex's metadata. A tool-call approval carries `codex_approval_kind: "mcp_tool_call"`,
+    /// `tool_name`, `tool_params`, `tool_description` and `persist` (the scopes it could remember).
+    #[serde(default, rename = "_meta")]
+    pub meta: Value,
+}
+
+impl McpElicitationParams {
+    /// The tool name when this elicitation asks to call a tool (`codex_approval_kind: "mcp_tool_call"`).
+    pub fn tool_approval(&self) -> Option<&str> {
+        (self.meta["codex_approval_kind"] == "mcp_tool_call")
+            .then(|| self.meta["tool_name"].as_str())
+            .flatten()
+    }
+}
+
+/// Action answering an MCP elicitation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum McpElicitationAction {
+    /// Accepted (for a tool approval: the tool is called).
+    Accept,
+    /// Declined (the tool is not called; the model sees "user rejected MCP tool call").
+    Decline,
+    /// Dismissed.
+    Cancel,
+}
+
+/// Answer to `mcpServer/elicitation/request`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct McpElicitationResponse {
+    /// The action.
+    pub action: McpElicitationAction,
+    /// The form content when accepted (`{}` for a tool approval); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<Value>,
+}
+
 /// Decision for a command approval.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -278,6 +344,7 @@ impl ServerRequest {
             "item/fileChange/requestApproval" => Self::FileChangeApproval(p(params)?),
             "item/permissions/requestApproval" => Self::PermissionsApproval(p(params)?),
             "item/tool/requestUserInput" => Self::ToolRequestUserInput(p(params)?),
+            "mcpServer/elicitation/request" => Self::McpElicitation(p(params)?),
             other => Self::Unknown {
                 method: other.to_owned(),
                 params: match params {
@@ -295,6 +362,7 @@ impl ServerRequest {
             Self::FileChangeApproval(_) => "item/fileChange/requestApproval",
             Self::PermissionsApproval(_) => "item/permissions/requestApproval",
             Self::ToolRequestUserInput(_) => "item/tool/requestUserInput",
+            Self::McpElicitation(_) => "mcpServer/elicitation/request",
             Self::Unknown { method, .. } => method,
         }
     }

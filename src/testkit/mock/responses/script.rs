@@ -103,6 +103,17 @@ impl Script {
             .unwrap_or_default();
         Reply::new().text(format!("ECHO n={n}: {last}"))
     }
+
+    /// One text message `Tool said: <output>` quoting the last tool output of the current request
+    /// (empty when there is none).
+    pub fn tool_output_reply(log: &[RecordedRequest]) -> Reply {
+        let out = log
+            .last()
+            .and_then(|r| r.tool_outputs().pop())
+            .map(|(_, o)| o)
+            .unwrap_or_default();
+        Reply::new().text(format!("Tool said: {out}"))
+    }
 }
 
 #[cfg(test)]
