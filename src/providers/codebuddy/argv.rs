@@ -108,6 +108,8 @@ pub struct Invocation<'a> {
     pub instructions: Option<&'a str>,
     /// `--mcp-config <file> --strict-mcp-config`.
     pub mcp_config: Option<&'a Path>,
+    /// `--allowedTools <rule>…`: permission rules pre-approved for this run (the host tools server).
+    pub allowed_tools: &'a [String],
     /// Headless only: the prompt, passed after `--`.
     pub prompt: Option<&'a str>,
 }
@@ -140,6 +142,10 @@ pub fn build(
             mcp_config: inv.mcp_config,
         },
     );
+    if !inv.allowed_tools.is_empty() {
+        // One comma-separated value: the flag is variadic, so separate values could swallow what follows.
+        a.extend(["--allowedTools".into(), inv.allowed_tools.join(",")]);
+    }
     a.extend(config.common.extra_args.iter().cloned());
     if let (Transport::Headless, Some(p)) = (transport, inv.prompt) {
         a.push("--".into());
@@ -215,11 +221,13 @@ mod tests {
             permission_mode: Some(PermissionMode::Plan),
             ..Default::default()
         };
+        let allowed = ["mcp__a".to_owned(), "mcp__b".to_owned()];
         let inv = Invocation {
             prompt: Some("ignored"),
             resume: Some("s"),
             fork: true,
             instructions: Some("Be brief."),
+            allowed_tools: &allowed,
             ..Default::default()
         };
         let a = build(&config, &Policy::default(), Transport::Control, &inv);
@@ -229,6 +237,7 @@ mod tests {
         assert!(joined.contains("--permission-mode plan"));
         assert!(joined.contains("--resume s --fork-session"));
         assert!(joined.contains("--append-system-prompt Be brief."));
+        assert!(joined.contains("--allowedTools mcp__a,mcp__b"), "{joined}");
         let deny = policy(ApprovalPolicy {
             permission: ApprovalMode::AutoDeny,
             ..Default::default()

@@ -84,8 +84,8 @@ pub fn descriptor() -> Descriptor {
         process: ProcessCaps { persistent: false },
         mcp: McpCaps {
             stdio: true,
-            http: false,
-            sse: false,
+            http: true,
+            sse: true,
         },
         skills: Default::default(),
         system_prompt_append: true,

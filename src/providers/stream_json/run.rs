@@ -26,6 +26,17 @@ pub fn instructions(configured: Option<&str>, request: Option<&str>) -> Option<S
     (!joined.is_empty()).then_some(joined)
 }
 
+/// The permission rules pre-approved for a run (`--allowedTools`): every tool of the host tools server
+/// (`mcp__agent_adaptor_tools`). The host defined those tools and their handlers are their policy
+/// (`tools::reject`), so asking the host again for each call would only add a round trip.
+pub fn preapproved(req: &Request) -> Vec<String> {
+    req.mcp
+        .iter()
+        .filter(|s| s.name == crate::vocab::HOSTED_TOOLS_SERVER)
+        .map(|s| format!("mcp__{}", s.name))
+        .collect()
+}
+
 /// Writes the request's MCP servers, rendered by `render`, to `<config dir>/agent-adaptor/mcp/<run id>.json`
 /// (for `--mcp-config … --strict-mcp-config`); `None` when there are none.
 pub fn write_mcp_config(

@@ -6,11 +6,13 @@
 //! * `basic.rs` — text, resume, model errors, cancellation, aborted streams, instructions, schema.
 //! * `decisions.rs` — permission approve/deny, questions, plan review over the control transport.
 //! * `messages.rs` — supplemental input held until the turn's result, in both transports.
+//! * `mcp.rs` — SSE MCP servers and host tools over streamable HTTP.
 //! * `kit.rs` — the conformance kit.
 
 mod basic;
 mod decisions;
 mod kit;
+mod mcp;
 mod messages;
 
 pub use crate::driver_support::{code, delta_text, drain, run_error, transport};

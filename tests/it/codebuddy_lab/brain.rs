@@ -97,6 +97,17 @@ fn reply(cur: &RequestLog) -> Reply {
             &json!({"plan": "1. Read the code\n2. Fix the bug"}),
         );
     }
+    // MCP tool calls: the SSE probe's echo, the host tools server's `add`. CodeBuddy defers MCP tools:
+    // they are not in the request's tool list and are called through `DeferExecuteTool`.
+    let deferred = |tool: &str, params: serde_json::Value| {
+        Reply::tool_call("DeferExecuteTool", &json!({"toolName": tool, "params": params}))
+    };
+    if has("zzecho") {
+        return deferred("mcp__sseprobe__echo", json!({"text": "hi"}));
+    }
+    if has("zzadd") {
+        return deferred("mcp__agent_adaptor_tools__add", json!({"a": 2, "b": 40}));
+    }
     if has("zzschema") {
         return Reply::tool_call("StructuredOutput", &json!({"answer": "forty-two", "n": 42}));
     }

@@ -41,7 +41,6 @@ use super::translate::{self, Translator};
 use super::wire::InitializeInfo;
 use super::{DRIVER_TYPE, env};
 use crate::providers::stream_json::run as shared;
-use crate::vocab::HOSTED_TOOLS_SERVER;
 pub use persist::Pool;
 use proc::{Launch, Proc};
 use turn::{Turn, TurnEnd};
@@ -121,7 +120,7 @@ pub async fn run(
         instructions,
         schema: req.output_schema.as_ref().map(|s| s.schema.to_string()),
         mcp_file,
-        allowed_tools: preapproved(&req),
+        allowed_tools: shared::preapproved(&req),
         tr: Translator::new(),
         raw: RawStreams::default(),
         exit: None,
@@ -150,17 +149,6 @@ pub async fn run(
         let _ = std::fs::remove_file(f);
     }
     inv.response()
-}
-
-/// The permission rules pre-approved for this run: every tool of the host tools server
-/// (`mcp__agent_adaptor_tools`). The host defined those tools and their handlers are their policy
-/// (`tools::reject`), so asking the host again for each call would only add a round trip.
-fn preapproved(req: &Request) -> Vec<String> {
-    req.mcp
-        .iter()
-        .filter(|s| s.name == HOSTED_TOOLS_SERVER)
-        .map(|s| format!("mcp__{}", s.name))
-        .collect()
 }
 
 /// A resume whose guards do not match this request is refused before anything starts.

@@ -165,6 +165,7 @@ impl Exec<'_> {
             schema: self.schema.clone(),
             instructions: self.instructions.as_deref(),
             mcp_config: self.mcp_file.as_deref(),
+            allowed_tools: &shared::preapproved(self.req),
             prompt,
         };
         let args = argv::build(self.config, &self.req.policy, self.transport, &inv);
