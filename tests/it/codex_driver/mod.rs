@@ -5,6 +5,7 @@
 //! * `basic.rs` — text with reasoning, a command round trip, model errors, a crashing CLI, cancel with
 //!   reaping, instructions and native structured output, inspection.
 //! * `decisions.rs` — command and file-change approvals approved and denied.
+//! * `exec.rs` — the `codex exec --json` transport, the transport rule, web search on both transports.
 //! * `persistent.rs` — the persistent app-server per thread: reuse, idle eviction, signature restart,
 //!   cancel, close.
 //! * `threads.rs` — resume in a new process, resume rejection with the fresh retry, fork, AfterTurn input.
@@ -14,6 +15,7 @@
 
 mod basic;
 mod decisions;
+mod exec;
 mod kit;
 mod messages;
 mod persistent;
