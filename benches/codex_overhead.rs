@@ -59,22 +59,26 @@ fn config(bin: &Path, root: &Path, base_url: &str) -> CodexConfig {
     c
 }
 
-async fn direct(bin: &Path, c: &CodexConfig, ws: &Path) -> Sample {
-    let started = Instant::now();
-    let home = c.codex_home.clone().unwrap();
-    let mut child = tokio::process::Command::new(bin)
-        .args(["app-server", "--listen", "stdio://"])
+/// The CLI with `args`, spawned directly (no library) in `ws` with the bench's environment.
+fn cli(bin: &Path, c: &CodexConfig, ws: &Path, args: &[&str]) -> tokio::process::Child {
+    tokio::process::Command::new(bin)
+        .args(args)
         .env_clear()
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .envs(&c.common.env)
-        .env("CODEX_HOME", &home)
+        .env("CODEX_HOME", c.codex_home.as_ref().unwrap())
         .current_dir(ws)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .kill_on_drop(true)
         .spawn()
-        .unwrap();
+        .unwrap()
+}
+
+async fn direct(bin: &Path, c: &CodexConfig, ws: &Path) -> Sample {
+    let started = Instant::now();
+    let mut child = cli(bin, c, ws, &["app-server", "--listen", "stdio://"]);
     let mut stdin = child.stdin.take().unwrap();
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
     let ws_s = ws.to_string_lossy();
@@ -120,22 +124,13 @@ async fn direct(bin: &Path, c: &CodexConfig, ws: &Path) -> Sample {
 
 async fn direct_exec(bin: &Path, c: &CodexConfig, ws: &Path) -> Sample {
     let started = Instant::now();
-    let home = c.codex_home.clone().unwrap();
-    let mut child = tokio::process::Command::new(bin)
-        .args(["exec", "--json", "--skip-git-repo-check", "-C"])
-        .arg(ws)
-        .arg("-")
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .envs(&c.common.env)
-        .env("CODEX_HOME", &home)
-        .current_dir(ws)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
+    let ws_s = ws.to_string_lossy();
+    let mut child = cli(
+        bin,
+        c,
+        ws,
+        &["exec", "--json", "--skip-git-repo-check", "-C", &ws_s, "-"],
+    );
     let mut stdin = child.stdin.take().unwrap();
     stdin.write_all(b"say hi").await.unwrap();
     drop(stdin);
@@ -188,20 +183,7 @@ struct Warm {
 
 impl Warm {
     async fn start(bin: &Path, c: &CodexConfig, ws: &Path) -> Warm {
-        let home = c.codex_home.clone().unwrap();
-        let mut child = tokio::process::Command::new(bin)
-            .args(["app-server", "--listen", "stdio://"])
-            .env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .envs(&c.common.env)
-            .env("CODEX_HOME", &home)
-            .current_dir(ws)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .unwrap();
+        let mut child = cli(bin, c, ws, &["app-server", "--listen", "stdio://"]);
         let stdin = child.stdin.take().unwrap();
         let lines = BufReader::new(child.stdout.take().unwrap()).lines();
         let mut w = Warm {
@@ -385,7 +367,12 @@ async fn main() {
         d.push(warm.turn().await);
         l.push(library_thread(&thread, &ws).await);
     }
-    report("app-server warm: a thread's next turn on a running app-server", runs, &d, &l);
+    report(
+        "app-server warm: a thread's next turn on a running app-server",
+        runs,
+        &d,
+        &l,
+    );
     warm.close().await;
     agent.close(Duration::from_secs(10)).await.unwrap();
     exec_agent.close(Duration::from_secs(10)).await.unwrap();

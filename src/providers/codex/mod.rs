@@ -45,21 +45,6 @@ pub use transport::TransportPreference;
 /// The driver type name.
 pub const DRIVER_TYPE: &str = "codex";
 
-/// Message capabilities of the exec transport: queued input of any timing continues the thread with
-/// `exec resume` in a new process after the turn.
-fn exec_messages() -> MessageCaps {
-    MessageCaps {
-        boundaries: vec![Boundary::TurnEnd],
-        interrupt: false,
-        continue_mode: ContinueMode::InRun,
-        max_units: 0,
-        unit: "bytes".into(),
-        confirmed_delivery: false,
-        persists_delivered: true,
-        min_version: None,
-    }
-}
-
 /// The Codex descriptor. Each capability names the test that proves it in
 /// `docs/providers/codex-driver.md`.
 pub fn descriptor() -> Descriptor {
@@ -172,7 +157,7 @@ impl Driver for CodexDriver {
     /// On a forced `exec` transport, input is delivered only at turn ends (`exec resume`).
     fn resolve_messages(&self, request: &Request) -> MessageCaps {
         match run::select_transport(&self.config, request, true) {
-            Ok(transport::Transport::Exec) => exec_messages(),
+            Ok(transport::Transport::Exec) => MessageCaps::turn_end_only(),
             _ => descriptor().messages,
         }
     }

@@ -12,7 +12,7 @@ use agent_adaptor::providers::codex::TransportPreference;
 use agent_adaptor::runtime::{Agent, CallOptions, MessageOptions, MessageState, Payload, SchemaOptions};
 use agent_adaptor::testkit::mock::responses::{Reply, Script, StreamOutcome};
 
-use super::{Cx, code, drain, run_error};
+use super::{Cx, code, drain, run_error, tool_call, tool_result};
 
 /// A setup whose configuration forces the exec transport.
 async fn exec_cx(script: Script) -> Option<Cx> {
@@ -59,26 +59,14 @@ async fn exec_runs_a_command_and_reports_text_tools_usage_and_a_checkpoint() {
     );
     // exec has no deltas: the final text arrives whole, once.
     assert_eq!(super::delta_text(&events), "Ran it.");
-    let start = events
-        .iter()
-        .find_map(|e| match &e.payload {
-            Payload::ToolCall(c) if c.name == "shell" => Some(c.clone()),
-            _ => None,
-        })
-        .expect("a shell tool");
+    let start = tool_call(&events, "shell").expect("a shell tool");
     assert!(
         start.args.unwrap()["command"]
             .as_str()
             .unwrap()
             .contains("exec-line")
     );
-    let result = events
-        .iter()
-        .find_map(|e| match &e.payload {
-            Payload::ToolResult(t) => Some(t.result.clone()),
-            _ => None,
-        })
-        .expect("a tool result");
+    let result = tool_result(&events, None).expect("a tool result");
     assert_eq!(result["output"], "exec-line\n");
     assert_eq!(result["exit_code"], 0);
     let usage = r.usage.unwrap();
@@ -111,13 +99,7 @@ async fn exec_applies_a_patch_in_the_workspace_sandbox() {
     let events = drain(&stream).await;
     let r = stream.result().await.unwrap();
     assert_eq!(r.text, "Created hello.txt.");
-    let result = events
-        .iter()
-        .find_map(|e| match &e.payload {
-            Payload::ToolResult(t) => Some(t.result.clone()),
-            _ => None,
-        })
-        .expect("an apply_patch result");
+    let result = tool_result(&events, None).expect("an apply_patch result");
     assert_eq!(result["status"], "completed");
     assert!(result["paths"][0].as_str().unwrap().ends_with("hello.txt"));
     assert_eq!(
@@ -351,28 +333,6 @@ async fn a_forced_exec_transport_refuses_what_it_cannot_carry() {
     cx.assert_reaped();
 }
 
-/// The web search the model ran (a `web_search_call` output item) as the contract's tool events.
-fn web_search_tool(events: &[agent_adaptor::runtime::Event]) -> (serde_json::Value, serde_json::Value) {
-    let start = events
-        .iter()
-        .find_map(|e| match &e.payload {
-            Payload::ToolCall(c) if c.name == "web_search" => Some(c.clone()),
-            _ => None,
-        })
-        .expect("a web_search tool call");
-    let result = events
-        .iter()
-        .find_map(|e| match &e.payload {
-            Payload::ToolResult(t) if t.id == start.id => Some(t.result.clone()),
-            _ => None,
-        })
-        .expect("its result");
-    (
-        serde_json::Value::Object(start.args.unwrap()),
-        serde_json::Value::Object(result),
-    )
-}
-
 #[tokio::test]
 async fn web_search_is_a_tool_call_on_both_transports_and_follows_the_policy() {
     for transport in [TransportPreference::AppServer, TransportPreference::Exec] {
@@ -395,8 +355,13 @@ async fn web_search_is_a_tool_call_on_both_transports_and_follows_the_policy() {
         let events = drain(&stream).await;
         let r = stream.result().await.unwrap();
         assert_eq!(r.text, "Found it.", "{transport:?}");
-        let (args, result) = web_search_tool(&events);
-        assert_eq!(args["query"], "rust serde tolerant enums", "{transport:?}");
+        let start = tool_call(&events, "web_search").expect("a web_search tool call");
+        let result = tool_result(&events, Some(&start.id)).expect("its result");
+        assert_eq!(
+            start.args.unwrap()["query"],
+            "rust serde tolerant enums",
+            "{transport:?}"
+        );
         assert_eq!(result["query"], "rust serde tolerant enums");
         assert_eq!(result["action"]["type"], "search");
         let t = r.transcript();

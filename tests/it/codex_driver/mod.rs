@@ -31,7 +31,7 @@ use agent_adaptor::runtime::CallOptions;
 use agent_adaptor::testkit::cli::{Cli, require};
 use agent_adaptor::testkit::codex_env::{API_KEY, API_KEY_ENV};
 
-pub use crate::driver_support::{code, delta_text, drain, run_error};
+pub use crate::driver_support::{code, delta_text, drain, run_error, tool_call, tool_result};
 use agent_adaptor::testkit::mock::responses::{MockResponses, Script};
 
 /// One isolated Codex setup: the mock, a home, a `CODEX_HOME` and a workspace.

@@ -22,9 +22,9 @@ use futures::StreamExt;
 
 use crate::driver::process::{self, Child, Line, ProcessRegistry, ProcessSpec, StdoutLines, StopPlan, spawn};
 use crate::driver::{
-    Ack, Boundary, Checkpoint, ClaimedMessage, DecisionKind, DecisionMode, DriverEvent, ExitInfo, Failure,
-    FailureCode, MessageFailure, Notice, ProcessInfo, ProcessKind, RawStreams, Request, Response, RunIo,
-    SessionPlan, SessionState, TerminalPayload, notice_kind, session::PARAM_CWD,
+    Ack, Boundary, ClaimedMessage, DecisionKind, DecisionMode, DriverEvent, ExitInfo, Failure, FailureCode,
+    MessageFailure, Notice, ProcessInfo, ProcessKind, RawStreams, Request, Response, RunIo, SessionPlan,
+    TerminalPayload, notice_kind,
 };
 
 use super::super::classify::{exec_failure, is_resume_rejection};
@@ -33,7 +33,6 @@ use super::super::translate::exec::{ExecTerminal, ExecTranslator};
 use super::super::transport::Transport;
 use super::super::wire::exec::{ExecEvent, parse_exec_line};
 use super::super::{DRIVER_TYPE, argv, home};
-use super::PARAM_CODEX_HOME;
 use super::input::{joined, settle_all};
 
 /// The transport name reported in the metadata.
@@ -431,23 +430,10 @@ impl ExecRun<'_> {
     fn response(mut self, model: String) -> Response {
         let success = self.failure.is_none() && self.tr.terminal() == Some(&ExecTerminal::Completed);
         let text = self.tr.last_text().unwrap_or_default().to_owned();
-        let checkpoint = self.tr.thread_id().map(|id| {
-            let mut state = SessionState {
-                resume_id: id.to_owned(),
-                display_id: id.to_owned(),
-                ..Default::default()
-            };
-            state
-                .data
-                .insert(PARAM_CWD.into(), self.req.cwd.to_string_lossy().into_owned());
-            state
-                .data
-                .insert(PARAM_CODEX_HOME.into(), self.home.to_string_lossy().into_owned());
-            Checkpoint {
-                state,
-                valid: success,
-            }
-        });
+        let checkpoint = self
+            .tr
+            .thread_id()
+            .map(|id| super::checkpoint(id, self.req, &self.home, success));
         let mut metadata = BTreeMap::new();
         metadata.insert("transport".into(), Transport::Exec.as_str().into());
         metadata.insert("turns".into(), self.turns.to_string());

@@ -163,6 +163,22 @@ pub(super) fn instructions(config: &CodexConfig, req: &Request) -> Option<String
     (!s.is_empty()).then_some(s)
 }
 
+/// The checkpoint of thread `id`, with the guards a resume checks (`cwd`, `codex_home`).
+pub(super) fn checkpoint(id: &str, req: &Request, home: &Path, valid: bool) -> Checkpoint {
+    let mut state = SessionState {
+        resume_id: id.to_owned(),
+        display_id: id.to_owned(),
+        ..Default::default()
+    };
+    state
+        .data
+        .insert(PARAM_CWD.into(), req.cwd.to_string_lossy().into_owned());
+    state
+        .data
+        .insert(PARAM_CODEX_HOME.into(), home.to_string_lossy().into_owned());
+    Checkpoint { state, valid }
+}
+
 /// A resume whose guards do not match this request is refused before anything starts.
 fn guard_violation(req: &Request, home: &Path) -> Option<String> {
     let state = match &req.session {
@@ -371,23 +387,10 @@ impl Exec<'_> {
             );
         }
         let text = self.tr.last_text().unwrap_or_default().to_owned();
-        let checkpoint = self.tr.thread_id().map(|id| {
-            let mut state = SessionState {
-                resume_id: id.to_owned(),
-                display_id: id.to_owned(),
-                ..Default::default()
-            };
-            state
-                .data
-                .insert(PARAM_CWD.into(), self.req.cwd.to_string_lossy().into_owned());
-            state
-                .data
-                .insert(PARAM_CODEX_HOME.into(), self.home.to_string_lossy().into_owned());
-            Checkpoint {
-                state,
-                valid: success,
-            }
-        });
+        let checkpoint = self
+            .tr
+            .thread_id()
+            .map(|id| checkpoint(id, self.req, &self.home, success));
         let mut metadata = std::collections::BTreeMap::new();
         metadata.insert("transport".into(), TRANSPORT.into());
         metadata.insert("turns".into(), self.turns.to_string());
