@@ -14,13 +14,18 @@
 //! Warm (a thread's second and later turns on a running app-server): direct keeps one app-server with
 //! a started thread and writes only `turn/start` per sample; the library sends on one `Thread`, whose
 //! persistent app-server the driver keeps between runs.
+//!
+//! exec (a one-shot run over `codex exec --json`): direct spawns `codex exec --json
+//! --skip-git-repo-check -C <ws> -` with the prompt on stdin and reads until `turn.completed`; the
+//! library runs `Agent::send` on a driver with `transport = "exec"`. The same samples against the cold
+//! app-server library runs give the exec : app-server ratio of time to result.
 
 use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use agent_adaptor::driver::{ApprovalMode, ApprovalPolicy, Policy};
-use agent_adaptor::providers::codex::{CodexConfig, CodexDriver, ModelProvider};
+use agent_adaptor::providers::codex::{CodexConfig, CodexDriver, ModelProvider, TransportPreference};
 use agent_adaptor::runtime::{Agent, CallOptions, Payload};
 use agent_adaptor::testkit::cli::{Cli, find, skip_reason};
 use agent_adaptor::testkit::codex_env::{API_KEY, API_KEY_ENV};
@@ -54,22 +59,26 @@ fn config(bin: &Path, root: &Path, base_url: &str) -> CodexConfig {
     c
 }
 
-async fn direct(bin: &Path, c: &CodexConfig, ws: &Path) -> Sample {
-    let started = Instant::now();
-    let home = c.codex_home.clone().unwrap();
-    let mut child = tokio::process::Command::new(bin)
-        .args(["app-server", "--listen", "stdio://"])
+/// The CLI with `args`, spawned directly (no library) in `ws` with the bench's environment.
+fn cli(bin: &Path, c: &CodexConfig, ws: &Path, args: &[&str]) -> tokio::process::Child {
+    tokio::process::Command::new(bin)
+        .args(args)
         .env_clear()
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .envs(&c.common.env)
-        .env("CODEX_HOME", &home)
+        .env("CODEX_HOME", c.codex_home.as_ref().unwrap())
         .current_dir(ws)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .kill_on_drop(true)
         .spawn()
-        .unwrap();
+        .unwrap()
+}
+
+async fn direct(bin: &Path, c: &CodexConfig, ws: &Path) -> Sample {
+    let started = Instant::now();
+    let mut child = cli(bin, c, ws, &["app-server", "--listen", "stdio://"]);
     let mut stdin = child.stdin.take().unwrap();
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
     let ws_s = ws.to_string_lossy();
@@ -113,6 +122,35 @@ async fn direct(bin: &Path, c: &CodexConfig, ws: &Path) -> Sample {
     }
 }
 
+async fn direct_exec(bin: &Path, c: &CodexConfig, ws: &Path) -> Sample {
+    let started = Instant::now();
+    let ws_s = ws.to_string_lossy();
+    let mut child = cli(
+        bin,
+        c,
+        ws,
+        &["exec", "--json", "--skip-git-repo-check", "-C", &ws_s, "-"],
+    );
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"say hi").await.unwrap();
+    drop(stdin);
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut first = None;
+    while let Some(line) = lines.next_line().await.unwrap() {
+        let v: serde_json::Value = serde_json::from_str(&line).unwrap_or_default();
+        if v["type"] == "item.completed" && v["item"]["type"] == "agent_message" && first.is_none() {
+            first = Some(started.elapsed());
+        } else if v["type"] == "turn.completed" {
+            break;
+        }
+    }
+    child.wait().await.unwrap();
+    Sample {
+        first: first.unwrap_or_default(),
+        done: started.elapsed(),
+    }
+}
+
 async fn library(agent: &Agent, ws: &Path) -> Sample {
     let started = Instant::now();
     let policy = Policy::workspace_write().with_approvals(ApprovalPolicy {
@@ -145,20 +183,7 @@ struct Warm {
 
 impl Warm {
     async fn start(bin: &Path, c: &CodexConfig, ws: &Path) -> Warm {
-        let home = c.codex_home.clone().unwrap();
-        let mut child = tokio::process::Command::new(bin)
-            .args(["app-server", "--listen", "stdio://"])
-            .env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .envs(&c.common.env)
-            .env("CODEX_HOME", &home)
-            .current_dir(ws)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .unwrap();
+        let mut child = cli(bin, c, ws, &["app-server", "--listen", "stdio://"]);
         let stdin = child.stdin.take().unwrap();
         let lines = BufReader::new(child.stdout.take().unwrap()).lines();
         let mut w = Warm {
@@ -256,7 +281,7 @@ fn report(name: &str, runs: usize, d: &[Sample], l: &[Sample]) {
     let dd = median(d.iter().map(|s| s.done).collect());
     let lf = median(l.iter().map(|s| s.first).collect());
     let ld = median(l.iter().map(|s| s.done).collect());
-    println!("codex app-server overhead ({name}), median of {runs} alternating runs");
+    println!("codex overhead ({name}), median of {runs} alternating runs");
     println!("| | first text delta | turn completed / result |");
     println!("|---|---|---|");
     println!("| CLI direct | {} | {} |", ms(df), ms(dd));
@@ -306,7 +331,31 @@ async fn main() {
         d.push(direct(&bin, &c, &ws).await);
         l.push(library(&agent, &ws).await);
     }
-    report("cold: a fresh process per run", runs, &d, &l);
+    report("app-server cold: a fresh process per run", runs, &d, &l);
+
+    // exec: one-shot runs over `codex exec --json`.
+    let mut ce = c.clone();
+    ce.transport = TransportPreference::Exec;
+    let exec_agent = Agent::new(CodexDriver::new(ce));
+    direct_exec(&bin, &c, &ws).await;
+    library(&exec_agent, &ws).await;
+    let (mut d, mut l, mut a) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..runs {
+        d.push(direct_exec(&bin, &c, &ws).await);
+        l.push(library(&exec_agent, &ws).await);
+        // Interleaved app-server one-shots for the ratio (same load window).
+        a.push(library(&agent, &ws).await);
+    }
+    report("exec one-shot (first = the whole agent message)", runs, &d, &l);
+    let exec_library = median(l.iter().map(|s| s.done).collect());
+    let app_server_library = median(a.iter().map(|s| s.done).collect());
+    println!(
+        "exec : app-server one-shot time to result (library) = {} : {} = {:.2}",
+        ms(exec_library),
+        ms(app_server_library),
+        exec_library.as_secs_f64() / app_server_library.as_secs_f64()
+    );
+    println!();
 
     // Warm: a thread's later turns on a running app-server.
     let mut warm = Warm::start(&bin, &c, &ws).await;
@@ -318,7 +367,13 @@ async fn main() {
         d.push(warm.turn().await);
         l.push(library_thread(&thread, &ws).await);
     }
-    report("warm: a thread's next turn on a running app-server", runs, &d, &l);
+    report(
+        "app-server warm: a thread's next turn on a running app-server",
+        runs,
+        &d,
+        &l,
+    );
     warm.close().await;
     agent.close(Duration::from_secs(10)).await.unwrap();
+    exec_agent.close(Duration::from_secs(10)).await.unwrap();
 }

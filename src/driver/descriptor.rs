@@ -96,6 +96,24 @@ pub struct MessageCaps {
 }
 
 impl MessageCaps {
+    /// Input of any timing is delivered between provider turns only, the session continuing in a new
+    /// process within the run (one-shot transports: Claude's `-p`, Codex's `exec`); no interrupt, no
+    /// provider confirmation.
+    pub fn turn_end_only() -> MessageCaps {
+        MessageCaps {
+            boundaries: vec![Boundary::TurnEnd],
+            interrupt: false,
+            continue_mode: ContinueMode::InRun,
+            max_units: 0,
+            unit: "bytes".into(),
+            confirmed_delivery: false,
+            persists_delivered: true,
+            min_version: None,
+        }
+    }
+}
+
+impl MessageCaps {
     /// True when any supplemental input can be accepted at all.
     pub fn accepts_any(&self) -> bool {
         !self.boundaries.is_empty() || self.continue_mode != ContinueMode::None

@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use agent_adaptor::driver::{ProcessKind, TranscriptKind};
+use agent_adaptor::driver::{JsonMap, ProcessKind, ToolCall, TranscriptKind};
 use agent_adaptor::runtime::{Event, Payload, RunError, RunOutcome, RunResult, Stream};
 use futures::StreamExt;
 
@@ -35,6 +35,22 @@ pub fn delta_text(events: &[Event]) -> String {
             _ => None,
         })
         .collect()
+}
+
+/// The first tool call event named `name` (its start).
+pub fn tool_call(events: &[Event], name: &str) -> Option<ToolCall> {
+    events.iter().find_map(|e| match &e.payload {
+        Payload::ToolCall(c) if c.name == name => Some(c.clone()),
+        _ => None,
+    })
+}
+
+/// The result map of the first tool result (of tool `id`, when given).
+pub fn tool_result(events: &[Event], id: Option<&str>) -> Option<JsonMap> {
+    events.iter().find_map(|e| match &e.payload {
+        Payload::ToolResult(t) if id.is_none_or(|i| i == t.id) => Some(t.result.clone()),
+        _ => None,
+    })
 }
 
 /// The run failure of `outcome` (panics on success).

@@ -121,6 +121,12 @@ impl StdinWriter {
         self.send_frame(frame).await
     }
 
+    /// Writes `bytes` exactly as given (input read to EOF rather than a line protocol, e.g. a
+    /// prompt with newlines). Returns once all of it is in the pipe.
+    pub async fn send_raw(&self, bytes: impl Into<Vec<u8>>) -> Result<(), StdinError> {
+        self.send_frame(bytes.into()).await
+    }
+
     async fn send_frame(&self, frame: Vec<u8>) -> Result<(), StdinError> {
         let (ack, done) = oneshot::channel();
         self.tx

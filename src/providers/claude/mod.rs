@@ -55,16 +55,7 @@ fn bidi_messages() -> MessageCaps {
 
 /// Message capabilities of the one-shot transport: queued input continues the session in a new process.
 fn oneshot_messages() -> MessageCaps {
-    MessageCaps {
-        boundaries: vec![Boundary::TurnEnd],
-        interrupt: false,
-        continue_mode: ContinueMode::InRun,
-        max_units: 0,
-        unit: "bytes".into(),
-        confirmed_delivery: false,
-        persists_delivered: true,
-        min_version: None,
-    }
+    MessageCaps::turn_end_only()
 }
 
 /// The Claude descriptor. Each capability names the test that proves it in

@@ -1,5 +1,6 @@
 //! Failure classification (pure): a failed turn's `TurnError` (`codexErrorInfo` first, then the
-//! message) and JSON-RPC errors of `thread/resume|fork` ("no rollout found …" is a resume rejection).
+//! message), an exec `turn.failed` / `error` message ([`exec_failure`]), and JSON-RPC errors of
+//! `thread/resume|fork` ("no rollout found …" is a resume rejection, on exec in stderr).
 
 use serde_json::Value;
 
@@ -73,6 +74,28 @@ pub fn turn_failure(error: &TurnError) -> Failure {
     f
 }
 
+/// The failure of an exec `turn.failed` (or final `error`) message. exec carries no
+/// `codexErrorInfo`, so the message decides; a provider error body (`{"error":{"message":…}}`, what a
+/// 4xx answer becomes) is unwrapped to its message and kept in `details.provider_error`.
+pub fn exec_failure(message: &str) -> Failure {
+    let body = serde_json::from_str::<Value>(message)
+        .ok()
+        .filter(|v| v["error"]["message"].is_string());
+    let text = body
+        .as_ref()
+        .and_then(|v| v["error"]["message"].as_str())
+        .unwrap_or(message);
+    let mut f = turn_failure(&TurnError {
+        message: text.to_owned(),
+        codex_error_info: None,
+        additional_details: None,
+    });
+    if let Some(b) = body {
+        f.details.insert("provider_error".into(), b);
+    }
+    f
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -118,6 +141,26 @@ mod tests {
         ));
         assert_eq!(f.code, FailureCode::Network);
         assert!(f.details.contains_key("codex_error_info"));
+    }
+
+    #[test]
+    fn exec_messages_are_classified_and_error_bodies_unwrapped() {
+        let f = exec_failure(
+            r#"{"error":{"code":null,"message":"Bad request (mock)","type":"invalid_request_error"}}"#,
+        );
+        assert_eq!(f.code, FailureCode::AgentError);
+        assert_eq!(f.message, "Bad request (mock)");
+        assert_eq!(
+            f.details["provider_error"]["error"]["type"],
+            "invalid_request_error"
+        );
+        assert_eq!(
+            exec_failure("exceeded retry limit, last status: 429 Too Many Requests, request id: x").code,
+            FailureCode::RateLimited
+        );
+        let f = exec_failure("stream disconnected before completion: Transport error");
+        assert_eq!(f.code, FailureCode::Network);
+        assert!(f.details.is_empty());
     }
 
     #[test]

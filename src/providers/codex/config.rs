@@ -9,6 +9,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::driver::{CommonConfig, InvalidConfig};
 
+use super::transport::TransportPreference;
+
 /// The environment variable naming the Codex binary when `command` is unset.
 pub const BIN_ENV: &str = "AGENT_ADAPTOR_CODEX_BIN";
 /// The environment variable with a Responses API base URL for the default `codex` agent.
@@ -126,6 +128,9 @@ pub struct CodexConfig {
     /// [`DEFAULT_IDLE_TIMEOUT`](crate::driver::process::DEFAULT_IDLE_TIMEOUT).
     #[serde(with = "opt_millis")]
     pub idle_timeout: Option<Duration>,
+    /// Which transport carries a run: `auto` (exec only where it is indistinguishable from
+    /// app-server), `app_server` or `exec` (see `transport.rs`).
+    pub transport: TransportPreference,
 }
 
 impl CodexConfig {
@@ -213,6 +218,11 @@ impl CodexConfig {
                 return Err(bad(format!("provider env_key {k:?} is not a variable name")));
             }
         }
+        if self.plan_mode && self.transport == TransportPreference::Exec {
+            return Err(bad(
+                "transport = \"exec\" cannot carry plan_mode (questions need app-server)".into(),
+            ));
+        }
         for t in [self.handshake_timeout, self.turn_timeout, self.idle_timeout]
             .into_iter()
             .flatten()
@@ -278,6 +288,12 @@ mod tests {
             ..Default::default()
         };
         assert!(c.validate().is_err());
+        let c = CodexConfig {
+            plan_mode: true,
+            transport: TransportPreference::Exec,
+            ..Default::default()
+        };
+        assert!(c.validate().unwrap_err().reason.contains("plan_mode"));
     }
 
     #[test]
@@ -297,6 +313,7 @@ mod tests {
         let v = serde_json::to_value(&c).unwrap();
         assert_eq!(v["reasoning_effort"], "high");
         assert_eq!(v["turn_timeout"], 1500);
+        assert_eq!(v["transport"], "auto");
         let back: CodexConfig = serde_json::from_value(v).unwrap();
         assert_eq!(back, c);
     }

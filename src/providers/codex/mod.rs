@@ -1,7 +1,7 @@
 //! The Codex CLI provider (`codex`, `@openai/codex` 0.171.0).
 //!
 //! The driver runs `codex app-server` (JSON-RPC over stdio: deltas, approvals as server requests,
-//! threads, interrupt); `exec --json` is mirrored in [`wire`] but not used by the driver. Verified
+//! threads, interrupt), and `codex exec --json` where the transport rule ([`transport`]) allows it. Verified
 //! protocol facts: `docs/providers/codex-wire.md`; the driver's behaviour and what each capability
 //! rests on: `docs/providers/codex-driver.md`.
 //!
@@ -9,7 +9,9 @@
 //! * `config.rs` — [`CodexConfig`] and the custom [`ModelProvider`].
 //! * `argv.rs` — the app-server command line and the `ExtraArgs` rule.
 //! * `home.rs` — the SDK-owned `CODEX_HOME`, its `config.toml`, the child's environment.
-//! * `translate.rs` — notifications → events and transcript, fenced by thread and turn (pure).
+//! * `transport.rs` — which transport carries a request (pure).
+//! * `translate.rs` — notifications → events and transcript, fenced by thread and turn (pure);
+//!   `translate/exec.rs` — exec events → events and transcript (pure).
 //! * `decision.rs` — server requests ↔ decisions (pure).
 //! * `classify.rs` — failure classification (pure).
 //! * `inspect.rs` — version and `model/list`.
@@ -23,6 +25,7 @@ pub mod home;
 mod inspect;
 mod run;
 pub mod translate;
+pub mod transport;
 pub mod wire;
 
 use std::sync::Arc;
@@ -37,6 +40,7 @@ use crate::driver::{
 
 pub use config::{CodexConfig, ModelProvider, ReasoningEffort};
 pub use run::{PARAM_CODEX_HOME, TRANSPORT};
+pub use transport::TransportPreference;
 
 /// The driver type name.
 pub const DRIVER_TYPE: &str = "codex";
@@ -53,7 +57,8 @@ pub fn descriptor() -> Descriptor {
         },
         run_policy: RunPolicyCaps {
             sandbox: true,
-            web_search: false,
+            // `-c web_search="live"|"disabled"` on both transports.
+            web_search: true,
             browser: false,
             permission: vec![
                 DecisionMode::Ask,
@@ -147,6 +152,14 @@ impl Driver for CodexDriver {
 
     async fn run(&self, request: Request, io: RunIo) -> Response {
         run::run(&self.config, &self.registry, &self.pool, request, io).await
+    }
+
+    /// On a forced `exec` transport, input is delivered only at turn ends (`exec resume`).
+    fn resolve_messages(&self, request: &Request) -> MessageCaps {
+        match run::select_transport(&self.config, request, true) {
+            Ok(transport::Transport::Exec) => MessageCaps::turn_end_only(),
+            _ => descriptor().messages,
+        }
     }
 
     fn session_codec(&self) -> Option<Arc<dyn SessionCodec>> {
@@ -251,6 +264,11 @@ impl Driver for CodexDriver {
                     "idle_timeout",
                     "milliseconds",
                     "A thread's persistent app-server is stopped after this long without a run (default 5 min)",
+                ),
+                f(
+                    "transport",
+                    "string",
+                    "auto|app_server|exec: auto runs exec only where it is indistinguishable from app-server",
                 ),
                 f(
                     "turn_timeout",

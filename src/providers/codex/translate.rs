@@ -15,6 +15,7 @@
 //!
 //! Every transcript item is both emitted (`transcript.item` notice) and kept, so the two mirror.
 
+pub mod exec;
 mod items;
 
 use std::collections::{HashMap, HashSet};

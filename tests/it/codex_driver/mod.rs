@@ -5,6 +5,7 @@
 //! * `basic.rs` — text with reasoning, a command round trip, model errors, a crashing CLI, cancel with
 //!   reaping, instructions and native structured output, inspection.
 //! * `decisions.rs` — command and file-change approvals approved and denied.
+//! * `exec.rs` — the `codex exec --json` transport, the transport rule, web search on both transports.
 //! * `persistent.rs` — the persistent app-server per thread: reuse, idle eviction, signature restart,
 //!   cancel, close.
 //! * `threads.rs` — resume in a new process, resume rejection with the fresh retry, fork, AfterTurn input.
@@ -16,6 +17,7 @@
 
 mod basic;
 mod decisions;
+mod exec;
 mod kit;
 mod mcp;
 mod messages;
@@ -33,7 +35,7 @@ use agent_adaptor::runtime::CallOptions;
 use agent_adaptor::testkit::cli::{Cli, require};
 use agent_adaptor::testkit::codex_env::{API_KEY, API_KEY_ENV};
 
-pub use crate::driver_support::{code, delta_text, drain, run_error};
+pub use crate::driver_support::{code, delta_text, drain, run_error, tool_call, tool_result};
 use agent_adaptor::testkit::mock::responses::{MockResponses, Script};
 
 /// One isolated Codex setup: the mock, a home, a `CODEX_HOME` and a workspace.

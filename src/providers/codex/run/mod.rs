@@ -1,4 +1,5 @@
-//! One invocation of the Codex driver over `codex app-server`, end to end.
+//! One invocation of the Codex driver, end to end. The transport rule (`transport.rs`) sends some
+//! direct runs to `codex exec --json` ([`exec`]); everything else runs over `codex app-server`:
 //!
 //! 1. On a thread, lease the thread's kept app-server from the pool when its signature matches
 //!    (`driver::process::ProcessPool`); else prepare the SDK-owned `CODEX_HOME` (`config.toml`) and
@@ -17,6 +18,7 @@
 //!    stop (never a replay of the prompt). Every process not kept is reaped before `run` returns.
 
 pub(super) mod conn;
+mod exec;
 mod input;
 mod turn;
 
@@ -35,6 +37,7 @@ use crate::driver::{
 
 use super::config::{CodexConfig, DEFAULT_TURN_TIMEOUT};
 use super::translate::Translator;
+use super::transport::{self, Facts, Refusal, Transport};
 use super::wire::items::TurnStatus;
 use super::{DRIVER_TYPE, argv, home};
 use conn::{Conn, Launch};
@@ -93,6 +96,18 @@ pub async fn run(
         .flatten()
         .min()
         .unwrap_or(DEFAULT_TURN_TIMEOUT);
+    match select_transport(config, &req, io.messages.is_some()) {
+        Ok(Transport::Exec) => {
+            return exec::run(config, registry, &req, &io, home, Instant::now() + limit).await;
+        }
+        Ok(Transport::AppServer) => {}
+        Err(refusal) => {
+            return Response::failed(
+                FailureCode::Other("transport_unsupported".into()),
+                refusal.to_string(),
+            );
+        }
+    }
     let mut ex = Exec {
         config,
         registry,
@@ -123,6 +138,49 @@ pub async fn run(
         .await;
     ex.go().await;
     ex.response()
+}
+
+/// The transport of `req` under the configured preference (`transport.rs`).
+pub(super) fn select_transport(
+    config: &CodexConfig,
+    req: &Request,
+    messages: bool,
+) -> Result<Transport, Refusal> {
+    let facts = Facts {
+        on_thread: req.thread_key.is_some(),
+        fork: matches!(req.session, SessionPlan::Fork(_)),
+        messages,
+        plan_mode: config.plan_mode,
+        ..Facts::of_policy(&req.policy)
+    };
+    transport::select(config.transport, &facts)
+}
+
+/// The developer instructions of a run: the configured ones, then the request's.
+pub(super) fn instructions(config: &CodexConfig, req: &Request) -> Option<String> {
+    let s = [config.common.instructions.as_deref(), req.instructions.as_deref()]
+        .into_iter()
+        .flatten()
+        .filter(|s| !s.trim().is_empty())
+        .collect::<Vec<_>>()
+        .join("\n\n");
+    (!s.is_empty()).then_some(s)
+}
+
+/// The checkpoint of thread `id`, with the guards a resume checks (`cwd`, `codex_home`).
+pub(super) fn checkpoint(id: &str, req: &Request, home: &Path, valid: bool) -> Checkpoint {
+    let mut state = SessionState {
+        resume_id: id.to_owned(),
+        display_id: id.to_owned(),
+        ..Default::default()
+    };
+    state
+        .data
+        .insert(PARAM_CWD.into(), req.cwd.to_string_lossy().into_owned());
+    state
+        .data
+        .insert(PARAM_CODEX_HOME.into(), home.to_string_lossy().into_owned());
+    Checkpoint { state, valid }
 }
 
 /// A resume whose guards do not match this request is refused before anything starts.
@@ -340,23 +398,10 @@ impl Exec<'_> {
             );
         }
         let text = self.tr.last_text().unwrap_or_default().to_owned();
-        let checkpoint = self.tr.thread_id().map(|id| {
-            let mut state = SessionState {
-                resume_id: id.to_owned(),
-                display_id: id.to_owned(),
-                ..Default::default()
-            };
-            state
-                .data
-                .insert(PARAM_CWD.into(), self.req.cwd.to_string_lossy().into_owned());
-            state
-                .data
-                .insert(PARAM_CODEX_HOME.into(), self.home.to_string_lossy().into_owned());
-            Checkpoint {
-                state,
-                valid: success,
-            }
-        });
+        let checkpoint = self
+            .tr
+            .thread_id()
+            .map(|id| checkpoint(id, self.req, &self.home, success));
         let mut metadata = std::collections::BTreeMap::new();
         metadata.insert("transport".into(), TRANSPORT.into());
         metadata.insert("turns".into(), self.turns.to_string());

@@ -51,16 +51,7 @@ fn sandbox(level: SandboxLevel) -> Option<SandboxMode> {
 
 impl Exec<'_> {
     pub(super) fn instructions(&self) -> Option<String> {
-        let s = [
-            self.config.common.instructions.as_deref(),
-            self.req.instructions.as_deref(),
-        ]
-        .into_iter()
-        .flatten()
-        .filter(|s| !s.trim().is_empty())
-        .collect::<Vec<_>>()
-        .join("\n\n");
-        (!s.is_empty()).then_some(s)
+        super::instructions(self.config, self.req)
     }
 
     /// Sends `req` and reads (translating everything else in wire order) until its answer.
