@@ -36,6 +36,8 @@ pub struct AgentBuilder {
     skill_materializer: Option<Arc<dyn crate::skills::SkillMaterializer>>,
     workspace_manager: Option<Arc<dyn WorkspaceManager>>,
     workspace_release: ReleaseMode,
+    profile: crate::profile::Selection,
+    profile_resources: crate::profile::Resources,
 }
 
 shared_options!(AgentBuilder);
@@ -99,6 +101,23 @@ impl AgentBuilder {
         self
     }
 
+    /// The provider profile strategy (construction-only; default
+    /// [`Selection::Default`](crate::profile::Selection::Default), the driver's SDK-owned dir). Only the
+    /// Claude and Codex drivers have profile families; any other selection (or profile resources) on
+    /// another driver refuses every launch with `invalid_driver_config`.
+    pub fn profile(mut self, selection: crate::profile::Selection) -> Self {
+        self.profile = selection;
+        self
+    }
+
+    /// Profile resources, merged over earlier ones by [`Resources::merge`](crate::profile::Resources::merge)
+    /// (skills append; every other declared family replaces). They are materialized into the profile
+    /// dir before a launch finds them out of date, or by [`Agent::sync_profile`].
+    pub fn profile_resources(mut self, resources: crate::profile::Resources) -> Self {
+        self.profile_resources = std::mem::take(&mut self.profile_resources).merge(resources);
+        self
+    }
+
     /// Adds one host tool (see [`AgentBuilder::tools`]).
     pub fn tool(mut self, tool: crate::tools::Tool) -> Self {
         self.tools.push(tool);
@@ -138,6 +157,11 @@ impl AgentBuilder {
                     .unwrap_or_else(|| Arc::new(crate::skills::DefaultSkillMaterializer::default())),
                 workspace_manager: self.workspace_manager.unwrap_or_else(|| Arc::new(Passthrough)),
                 workspace_release: self.workspace_release,
+                profile: super::profile::ProfileSettings {
+                    selection: self.profile,
+                    resources: self.profile_resources,
+                    selected: Default::default(),
+                },
             }),
         }
     }
@@ -166,6 +190,8 @@ pub(crate) struct AgentInner {
     pub workspace_manager: Arc<dyn WorkspaceManager>,
     /// How executions release their workspace lease.
     pub workspace_release: ReleaseMode,
+    /// The profile selection, its resources and the skill selection.
+    pub profile: super::profile::ProfileSettings,
 }
 
 /// An agent: one Driver with defaults. Cheap to clone; clones share everything.
@@ -245,6 +271,8 @@ impl Agent {
             skill_materializer: None,
             workspace_manager: None,
             workspace_release: ReleaseMode::Stop,
+            profile: Default::default(),
+            profile_resources: Default::default(),
         }
     }
 
@@ -284,10 +312,22 @@ impl Agent {
         if self.is_closed() {
             return refused(Error::AgentClosed);
         }
-        let resolved = match resolve(&inner.defaults, &opts.shared) {
+        let mut resolved = match resolve(&inner.defaults, &opts.shared) {
             Ok(r) => r,
             Err(e) => return refused(e.into()),
         };
+        let profile = match inner.profile_launch(&resolved.identity.profile) {
+            Ok(p) => p,
+            Err(e) => return refused(e),
+        };
+        if let Some(p) = &profile {
+            // The profile's MCP servers join every run; the call's own declaration of a name wins.
+            let own: Vec<String> = resolved.mcp.iter().map(|s| s.name.clone()).collect();
+            resolved
+                .mcp
+                .extend(p.mcp.iter().filter(|s| !own.contains(&s.name)).cloned());
+            resolved.profile_fingerprint.clone_from(&p.fingerprint);
+        }
         if let Err(e) = admission::check(&inner.descriptor, &resolved) {
             return refused(e.into());
         }
@@ -366,6 +406,7 @@ impl Agent {
             resolved,
             hosted,
             skills,
+            profile: profile.map(|p| p.target),
             workspace,
         };
         // In the caller's span (a host's run span), so the execution's logs carry it.

@@ -312,6 +312,9 @@ pub(crate) struct Resolved {
     /// Declarative services; consumed by a service manager when one is configured.
     #[allow(dead_code)]
     pub services: Vec<ServiceSpec>,
+    /// The Agent's profile fingerprint (`profile_fingerprint` thread guard); not an option: the Agent
+    /// fills it at launch, empty without a profile.
+    pub profile_fingerprint: String,
 }
 
 /// Merges `call` over `defaults` without touching either.
@@ -372,6 +375,7 @@ pub(crate) fn resolve(defaults: &Shared, call: &Shared) -> Result<Resolved, Conf
             .clone()
             .or_else(|| defaults.services.clone())
             .unwrap_or_default(),
+        profile_fingerprint: String::new(),
     })
 }
 

@@ -109,7 +109,7 @@ pub fn descriptor() -> Descriptor {
             http: true,
             sse: true,
         },
-        skills: Default::default(),
+        skills: crate::driver::SkillCaps { supported: true },
         system_prompt_append: true,
     }
 }
@@ -157,6 +157,10 @@ impl DriverSpi for ClaudeDriver {
 
     async fn run(&self, request: Request, io: RunIo) -> Response {
         run::run(&self.config, &self.registry, request, io).await
+    }
+
+    fn profile_dir(&self, profile: &str) -> Option<std::path::PathBuf> {
+        Some(env::config_dir(&self.config, profile))
     }
 
     fn resolve_messages(&self, request: &Request) -> MessageCaps {

@@ -22,6 +22,7 @@ pub mod decision;
 pub mod home;
 mod inspect;
 mod run;
+pub mod skills;
 pub mod translate;
 pub mod wire;
 
@@ -92,7 +93,7 @@ pub fn descriptor() -> Descriptor {
             http: true,
             sse: false,
         },
-        skills: Default::default(),
+        skills: crate::driver::SkillCaps { supported: true },
         system_prompt_append: true,
     }
 }
@@ -147,6 +148,10 @@ impl Driver for CodexDriver {
 
     async fn run(&self, request: Request, io: RunIo) -> Response {
         run::run(&self.config, &self.registry, &self.pool, request, io).await
+    }
+
+    fn profile_dir(&self, profile: &str) -> Option<std::path::PathBuf> {
+        Some(home::codex_home(&self.config, profile))
     }
 
     fn session_codec(&self) -> Option<Arc<dyn SessionCodec>> {

@@ -8,12 +8,14 @@
 //!   cancellation with reaping.
 //! * `decisions.rs` — permission approve/deny, questions, plan review.
 //! * `messages.rs` — supplemental input (Soon folded into the turn, AfterTurn, Interrupt).
+//! * `skills.rs` — a run's skills through the per-run overlay.
 //! * `kit.rs` — the conformance kit, Inspect.
 
 mod basic;
 mod decisions;
 mod kit;
 mod messages;
+mod skills;
 mod sse_mcp;
 
 pub use crate::driver_support::{code, delta_text, drain, run_error, transport};

@@ -10,6 +10,7 @@
 //! * `threads.rs` — resume in a new process, resume rejection with the fresh retry, fork, AfterTurn input.
 //! * `messages.rs` — Soon input steered into the running turn, Interrupt input starting the next turn.
 //! * `questions.rs` — `request_user_input` in Plan collaboration mode through the question policy.
+//! * `skills.rs` — a run's skills through the per-run overlay (`skills/extraRoots/set`).
 //! * `kit.rs` — the conformance kit.
 
 mod basic;
@@ -18,6 +19,7 @@ mod kit;
 mod messages;
 mod persistent;
 mod questions;
+mod skills;
 mod threads;
 
 use std::path::PathBuf;
