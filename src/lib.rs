@@ -8,6 +8,7 @@
 //! | [`runtime`] | Agent, Thread, Stream, Event, Result, options, policy, approvals, messages | import axum, sqlx or a concrete driver/store |
 //! | [`driver`] | the Driver SPI, descriptors, process supervision, JSON-lines framing | know about HTTP or AG-UI |
 //! | [`providers`] | one driver per CLI, each with its own wire types | share wire types across providers |
+//! | [`profile`] | profile selections, resources and their materialization into a config dir | spawn processes |
 //! | [`store`] | the `ThreadStore` trait and its memory / SQLite / Postgres backends | leak sqlx types through the trait |
 //! | `testkit` | reference driver, conformance kit, mock model servers, fake CLIs | ship without the `testkit` feature |
 //!
@@ -15,6 +16,7 @@
 
 pub mod agui;
 pub mod driver;
+pub mod profile;
 pub mod providers;
 pub mod recorder;
 pub mod runtime;

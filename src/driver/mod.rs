@@ -50,7 +50,8 @@ pub use policy::{
     MessagePolicy, Policy, QuestionMode, SandboxLevel,
 };
 pub use request::{
-    ExitInfo, Failure, FailureCode, OutputSchema, RawStreams, Request, Response, SessionPlan, TerminalPayload,
+    ExitInfo, Failure, FailureCode, OutputSchema, ProfileTarget, RawStreams, Request, Response, SessionPlan,
+    TerminalPayload, file_label,
 };
 pub use session::{Checkpoint, JsonSessionCodec, SessionCodec, SessionState};
 pub use sink::{DriverEvent, EventSink, SinkBackend, SourceMeta, TurnReport};
@@ -103,6 +104,12 @@ pub trait Driver: Send + Sync + 'static {
     /// A stable fingerprint of everything in the construction config that the provider session
     /// depends on; required for resume.
     fn session_fingerprint(&self) -> Option<String> {
+        None
+    }
+
+    /// The config dir this driver uses by default for the identity profile `profile` (the profile
+    /// dir of `profile::Selection::Default`); `None` when it has none.
+    fn profile_dir(&self, _profile: &str) -> Option<std::path::PathBuf> {
         None
     }
 

@@ -25,6 +25,20 @@ pub enum SessionPlan {
     Fork(SessionState),
 }
 
+/// `s` as a file-name-safe label: ASCII letters, digits and `-` kept, anything else `_` (for per-run
+/// file and directory names built from a run id).
+pub fn file_label(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
 /// A JSON Schema the provider must honour natively.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OutputSchema {
@@ -32,6 +46,17 @@ pub struct OutputSchema {
     pub schema: Value,
     /// Schema name.
     pub name: String,
+}
+
+/// The profile dir the core resolved for this invocation (`profile::Selection` other than the default,
+/// or a default profile with resources): the driver runs its CLI with it as its config dir.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProfileTarget {
+    /// The config dir (`CLAUDE_CONFIG_DIR`, `CODEX_HOME`).
+    pub dir: PathBuf,
+    /// Whether the SDK may write into it; `false` for the user's native dir, which the driver must
+    /// leave untouched (its own files go elsewhere).
+    pub managed: bool,
 }
 
 /// One driver invocation.
@@ -62,6 +87,8 @@ pub struct Request {
     /// Skills the core materialized for this execution (each a directory holding `SKILL.md`); empty
     /// unless the driver declares skill support. The directories live until the execution ends.
     pub skills: Vec<crate::skills::MaterializedSkill>,
+    /// The profile dir; `None`: the driver's own default.
+    pub profile: Option<ProfileTarget>,
     /// Session plan.
     pub session: SessionPlan,
     /// Force a fresh process and do not register it for reuse.
@@ -89,6 +116,7 @@ impl Request {
             output_schema: None,
             mcp: Vec::new(),
             skills: Vec::new(),
+            profile: None,
             session: SessionPlan::Fresh,
             spawn: false,
             timeout: None,

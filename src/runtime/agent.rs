@@ -39,6 +39,8 @@ pub struct AgentBuilder {
     workspace_release: ReleaseMode,
     service_manager: Option<Arc<dyn ServiceManager>>,
     service_cleanup: Duration,
+    profile: crate::profile::Selection,
+    profile_resources: crate::profile::Resources,
 }
 
 shared_options!(AgentBuilder);
@@ -120,6 +122,23 @@ impl AgentBuilder {
         self
     }
 
+    /// The provider profile strategy (construction-only; default
+    /// [`Selection::Default`](crate::profile::Selection::Default), the driver's SDK-owned dir). Only the
+    /// Claude and Codex drivers have profile families; any other selection (or profile resources) on
+    /// another driver refuses every launch with `invalid_driver_config`.
+    pub fn profile(mut self, selection: crate::profile::Selection) -> Self {
+        self.profile = selection;
+        self
+    }
+
+    /// Profile resources, merged over earlier ones by [`Resources::merge`](crate::profile::Resources::merge)
+    /// (skills append; every other declared family replaces). They are materialized into the profile
+    /// dir before a launch finds them out of date, or by [`Agent::sync_profile`].
+    pub fn profile_resources(mut self, resources: crate::profile::Resources) -> Self {
+        self.profile_resources = std::mem::take(&mut self.profile_resources).merge(resources);
+        self
+    }
+
     /// Adds one host tool (see [`AgentBuilder::tools`]).
     pub fn tool(mut self, tool: crate::tools::Tool) -> Self {
         self.tools.push(tool);
@@ -161,6 +180,11 @@ impl AgentBuilder {
                 workspace_release: self.workspace_release,
                 service_manager: self.service_manager,
                 service_cleanup: self.service_cleanup,
+                profile: super::profile::ProfileSettings {
+                    selection: self.profile,
+                    resources: self.profile_resources,
+                    selected: Default::default(),
+                },
             }),
         }
     }
@@ -193,6 +217,8 @@ pub(crate) struct AgentInner {
     pub service_manager: Option<Arc<dyn ServiceManager>>,
     /// The bound of each execution's service cleanup.
     pub service_cleanup: Duration,
+    /// The profile selection, its resources and the skill selection.
+    pub profile: super::profile::ProfileSettings,
 }
 
 /// An agent: one Driver with defaults. Cheap to clone; clones share everything.
@@ -274,6 +300,8 @@ impl Agent {
             workspace_release: ReleaseMode::Stop,
             service_manager: None,
             service_cleanup: super::services::CLEANUP_BOUND,
+            profile: Default::default(),
+            profile_resources: Default::default(),
         }
     }
 
@@ -313,10 +341,22 @@ impl Agent {
         if self.is_closed() {
             return refused(Error::AgentClosed);
         }
-        let resolved = match resolve(&inner.defaults, &opts.shared) {
+        let mut resolved = match resolve(&inner.defaults, &opts.shared) {
             Ok(r) => r,
             Err(e) => return refused(e.into()),
         };
+        let profile = match inner.profile_launch(&resolved.identity.profile) {
+            Ok(p) => p,
+            Err(e) => return refused(e),
+        };
+        if let Some(p) = &profile {
+            // The profile's MCP servers join every run; the call's own declaration of a name wins.
+            let own: Vec<String> = resolved.mcp.iter().map(|s| s.name.clone()).collect();
+            resolved
+                .mcp
+                .extend(p.mcp.iter().filter(|s| !own.contains(&s.name)).cloned());
+            resolved.profile_fingerprint.clone_from(&p.fingerprint);
+        }
         if let Err(e) = admission::check(&inner.descriptor, &resolved) {
             return refused(e.into());
         }
@@ -405,6 +445,7 @@ impl Agent {
             resolved,
             hosted,
             skills,
+            profile: profile.map(|p| p.target),
             workspace,
             services,
         };

@@ -100,6 +100,8 @@ pub(crate) struct Execution {
     )>,
     /// The skills materialized for this execution; their directory is removed when it ends.
     pub skills: Option<super::skills::RunSkills>,
+    /// The profile dir the driver runs with, when the Agent has a profile.
+    pub profile: Option<crate::driver::ProfileTarget>,
     /// How the workspace is leased (from `cwd`, the base directory) and released.
     pub workspace: super::workspace::WorkspacePlan,
     /// The runtime services: the manager's desired specs and the run service providers.
@@ -216,6 +218,7 @@ impl Execution {
                 .cloned()
                 .collect(),
             skills: self.skills.as_ref().map(|s| s.skills.clone()).unwrap_or_default(),
+            profile: self.profile.clone(),
             session,
             spawn: self.resolved.spawn,
             timeout: self.resolved.timeout,

@@ -14,6 +14,7 @@ mod execution;
 mod messages;
 pub mod options;
 mod pipeline;
+mod profile;
 pub mod result;
 mod services;
 mod skills;
@@ -33,6 +34,7 @@ pub use error::{
 };
 pub use event::{Done, Dropped, Event, EventMeta, MessageUpdate, Payload, RunFinished, RunStarted, TurnEnd};
 pub use options::{CallOptions, MessageOptions, message_attributes};
+pub use profile::{SkillInfo, SkillSnapshot};
 pub use result::{
     DecodeError, MessageOutcome, MessageState, RunResult, ServiceReport, SubagentResult, compose_results,
 };

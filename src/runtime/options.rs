@@ -328,6 +328,9 @@ pub(crate) struct Resolved {
     pub services: Vec<ServiceSpec>,
     /// Run service providers: the Agent's, then the call's (deduplicated).
     pub run_services: RunProviders,
+    /// The Agent's profile fingerprint (`profile_fingerprint` thread guard); not an option: the Agent
+    /// fills it at launch, empty without a profile.
+    pub profile_fingerprint: String,
 }
 
 /// Merges `call` over `defaults` without touching either.
@@ -393,6 +396,7 @@ pub(crate) fn resolve(defaults: &Shared, call: &Shared) -> Result<Resolved, Conf
             .or_else(|| defaults.services.clone())
             .unwrap_or_default(),
         run_services,
+        profile_fingerprint: String::new(),
     })
 }
 

@@ -266,6 +266,15 @@ fn compatibility(driver_type: &str, session_fp: &str, r: &Resolved, cwd: &str, t
     session::fingerprint(&parts)
 }
 
+/// A fingerprint shortened for a message (`none` when empty).
+fn short(fp: &str) -> &str {
+    if fp.is_empty() {
+        "none"
+    } else {
+        &fp[..fp.len().min(12)]
+    }
+}
+
 mod erased {
     /// Serializes a value canonically for fingerprinting.
     pub trait Enc {
@@ -297,6 +306,8 @@ struct ThreadHooks {
     codec: Option<Arc<dyn SessionCodec>>,
     resume_capable: bool,
     fingerprint: String,
+    /// The Agent's profile fingerprint (`PARAM_PROFILE` in the stored state); empty without a profile.
+    profile_fingerprint: String,
     start_id: Option<String>,
     owner: String,
     held: tokio::sync::Mutex<Held>,
@@ -332,6 +343,7 @@ impl ThreadHooks {
             codec: inner.driver.session_codec(),
             resume_capable: inner.descriptor.sessions.resume,
             fingerprint,
+            profile_fingerprint: r.profile_fingerprint.clone(),
             start_id,
             owner: format!("owner-{}", uuid::Uuid::new_v4()),
             held: tokio::sync::Mutex::new(Held {
@@ -395,6 +407,24 @@ impl ThreadHooks {
             ),
             None,
         );
+    }
+
+    /// The guard reason when the stored session was made under other profile resources.
+    fn profile_changed(&self, rec: &Record) -> Option<String> {
+        // Only a resumable state carries the guard.
+        let state = rec.state.as_ref().filter(|s| !s.resume_id.is_empty())?;
+        let stored = state
+            .data
+            .get(session::PARAM_PROFILE)
+            .map(String::as_str)
+            .unwrap_or("");
+        (stored != self.profile_fingerprint).then(|| {
+            format!(
+                "profile resources changed ({} -> {})",
+                short(stored),
+                short(&self.profile_fingerprint)
+            )
+        })
     }
 
     fn decode(&self, rec: &Record) -> Option<SessionState> {
@@ -518,6 +548,9 @@ impl ExecutionHooks for ThreadHooks {
                 let rec = current.ok_or_else(|| {
                     Error::thread(ThreadErrorKind::NotFound, format!("thread {key:?} not found"))
                 })?;
+                if let Some(why) = self.profile_changed(&rec) {
+                    return Err(Error::thread(ThreadErrorKind::Incompatible, why));
+                }
                 if rec.compatibility_fingerprint != self.fingerprint {
                     return Err(Error::thread(
                         ThreadErrorKind::Incompatible,
@@ -536,7 +569,11 @@ impl ExecutionHooks for ThreadHooks {
             Mode::ContinueOrStart => {
                 if let Some(rec) = current {
                     let state = self.decode(&rec);
-                    if rec.compatibility_fingerprint != self.fingerprint {
+                    if let Some(why) = self.profile_changed(&rec) {
+                        Self::continuity_notice(broker, &why);
+                        prepared.prefix = self.recovery_prefix(&key).await;
+                        held.fresh_over = true;
+                    } else if rec.compatibility_fingerprint != self.fingerprint {
                         Self::continuity_notice(broker, "configuration changed");
                         prepared.prefix = self.recovery_prefix(&key).await;
                         held.fresh_over = true;
@@ -608,6 +645,12 @@ impl ExecutionHooks for ThreadHooks {
             },
             _ => return Err("the run succeeded without a valid, round-trippable checkpoint".into()),
         };
+        let mut state = state;
+        if !self.profile_fingerprint.is_empty() && !state.resume_id.is_empty() {
+            state
+                .data
+                .insert(session::PARAM_PROFILE.into(), self.profile_fingerprint.clone());
+        }
         let previous = held.previous.clone();
         let record = Record {
             id: match (&previous, held.fresh_over) {

@@ -6,11 +6,14 @@
 //!   no path traversal, no links or special files (property-tested).
 //! * [`materialize`] — [`SkillMaterializer`] and the default implementation, plus [`materialize_all`],
 //!   which stops at the first failure with a [`SkillError`] (the spec's skill errors).
+//! * [`overlay`] — a run's skills as a per-run overlay directory of links (what the built-in drivers hand
+//!   their CLI), and the content [`fingerprint`] of a skill set.
 //! * [`provider`] — [`SkillProvider`], the static [`SkillSet`] and its optional catalogue.
 
 pub mod archive;
 mod error;
 pub mod materialize;
+pub mod overlay;
 pub mod provider;
 
 pub use archive::{ArchiveError, ArchiveFormat, Limits};
@@ -18,4 +21,5 @@ pub use error::SkillError;
 pub use materialize::{
     DefaultSkillMaterializer, Materialization, MaterializedSkill, SkillMaterializer, materialize_all,
 };
+pub use overlay::{SkillOverlay, fingerprint};
 pub use provider::{SkillProvider, SkillSet};

@@ -148,3 +148,27 @@ rl.on('line', (line) => {
   }
 });
 "#;
+
+/// An inline skill whose description is a marker the request body can be searched for.
+pub fn marked_skill(key: &str, marker: &str) -> agent_adaptor::vocab::SkillRef {
+    agent_adaptor::vocab::SkillRef::inline(
+        key,
+        format!(
+            "---\nname: {key}\ndescription: {marker} use this skill when asked about {key}\n---\n\nSay {marker}.\n"
+        ),
+    )
+}
+
+/// The overlays under the system temp dir whose name mentions `run_id`.
+pub fn overlays_of(run_id: &str) -> Vec<std::path::PathBuf> {
+    let dir = std::env::temp_dir().join("agent-adaptor-skill-overlays");
+    let tag = agent_adaptor::driver::file_label(run_id);
+    std::fs::read_dir(dir)
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.path())
+                .filter(|p| p.to_string_lossy().contains(&tag))
+                .collect()
+        })
+        .unwrap_or_default()
+}

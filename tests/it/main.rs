@@ -14,6 +14,7 @@ mod cursor_fake;
 mod driver_support;
 mod loadgen;
 mod process;
+mod profile;
 mod recorder;
 mod runtime;
 mod server;

@@ -107,6 +107,9 @@ pub struct Invocation<'a> {
     pub mcp_config: Option<&'a Path>,
     /// `--allowedTools <rule>…`: permission rules pre-approved for this run (the host tools server).
     pub allowed_tools: &'a [String],
+    /// `--add-dir <dir>`: the run's skill overlay (the CLI loads `<dir>/.claude/skills/<name>/SKILL.md`
+    /// as if they were its own; see `skills::overlay`).
+    pub skills: Option<&'a Path>,
     /// One-shot only: the prompt, passed after `--`.
     pub prompt: Option<&'a str>,
 }
@@ -136,6 +139,9 @@ pub fn build(config: &Config, policy: &Policy, transport: Transport, inv: &Invoc
             mcp_config: inv.mcp_config,
         },
     );
+    if let Some(dir) = inv.skills {
+        a.extend(["--add-dir".into(), dir.to_string_lossy().into_owned()]);
+    }
     if !inv.allowed_tools.is_empty() {
         // One comma-separated value: the flag is variadic, so separate values could swallow what follows.
         a.extend(["--allowedTools".into(), inv.allowed_tools.join(",")]);
@@ -207,6 +213,7 @@ mod tests {
             assert!(joined.contains(want), "{want} missing in {joined}");
         }
         assert!(!joined.contains("--fork-session") && !joined.contains("--input-format"));
+        assert!(!joined.contains("--add-dir"), "no skills, no overlay");
     }
 
     #[test]
@@ -222,6 +229,7 @@ mod tests {
             instructions: Some("Be brief."),
             mcp_config: Some(Path::new("/m.json")),
             allowed_tools: &["mcp__a".into(), "mcp__b".into()],
+            skills: Some(Path::new("/overlay")),
             ..Default::default()
         };
         let a = build(&config, &Policy::default(), Transport::Bidi, &inv);
@@ -233,6 +241,7 @@ mod tests {
         assert!(joined.contains("--append-system-prompt Be brief."));
         assert!(joined.contains("--mcp-config /m.json --strict-mcp-config"));
         assert!(joined.contains("--allowedTools mcp__a,mcp__b"));
+        assert!(joined.contains("--add-dir /overlay --allowedTools"));
         let deny = policy(ApprovalPolicy {
             permission: ApprovalMode::AutoDeny,
             ..Default::default()

@@ -13,6 +13,11 @@ use crate::vocab::{McpServer, McpTransport};
 
 use super::config::{Config, PermissionMode};
 
+/// Where a run's skills sit inside its overlay (`--add-dir <overlay>`): Claude Code loads
+/// `<dir>/.claude/skills/<name>/SKILL.md` of every added directory, by the skill's own name (verified
+/// against 2.1.332: listed in the system prompt's skills section like `<config dir>/skills/<name>`).
+pub const SKILLS_LAYOUT: &str = ".claude/skills";
+
 /// The variable that names the config dir.
 pub const CONFIG_DIR_VAR: &str = "CLAUDE_CONFIG_DIR";
 
@@ -59,6 +64,20 @@ pub fn config_dir(config: &Config, profile: &str) -> PathBuf {
     };
     let home = std::env::var_os("HOME").map_or_else(std::env::temp_dir, PathBuf::from);
     home.join(".agent-adaptor").join("claude").join(profile)
+}
+
+/// The config dir of one invocation: the core's profile dir when it resolved one, else
+/// [`config_dir`]. With it, whether the SDK may write into it (not into the user's native dir).
+pub fn request_dir(config: &Config, req: &crate::driver::Request) -> (PathBuf, bool) {
+    match &req.profile {
+        Some(p) => (p.dir.clone(), p.managed),
+        None => (config_dir(config, &req.identity.profile), true),
+    }
+}
+
+/// Where the driver writes its own per-run files when the config dir is the user's native one.
+pub fn scratch_dir() -> PathBuf {
+    std::env::temp_dir().join("agent-adaptor-claude")
 }
 
 /// Whether this process runs as root (`/proc/self` is owned by the effective uid on Linux).

@@ -100,7 +100,7 @@ pub fn descriptor() -> Descriptor {
             http: true,
             sse: true,
         },
-        skills: Default::default(),
+        skills: crate::driver::SkillCaps { supported: true },
         system_prompt_append: true,
     }
 }
@@ -158,6 +158,10 @@ impl DriverSpi for ClaudeDriver {
 
     async fn run(&self, request: Request, io: RunIo) -> Response {
         run::run(&self.config, &self.registry, &self.pool, request, io).await
+    }
+
+    fn profile_dir(&self, profile: &str) -> Option<std::path::PathBuf> {
+        Some(env::config_dir(&self.config, profile))
     }
 
     fn resolve_messages(&self, request: &Request) -> MessageCaps {

@@ -57,6 +57,54 @@ pub fn codex_home(config: &CodexConfig, profile: &str) -> PathBuf {
     home.join(".agent-adaptor").join("codex").join(profile)
 }
 
+/// The `CODEX_HOME` of one invocation: the core's profile dir when it resolved one, else
+/// [`codex_home`]. With it, whether the SDK may write into it (not into the user's native `~/.codex`).
+pub fn request_home(config: &CodexConfig, req: &crate::driver::Request) -> (PathBuf, bool) {
+    match &req.profile {
+        Some(p) => (p.dir.clone(), p.managed),
+        None => (codex_home(config, &req.identity.profile), true),
+    }
+}
+
+/// The keys of `config.toml` the driver owns (replaced on every launch; every other key is kept, so
+/// a cloned or hand-written MCP table or setting survives).
+pub const OWNED_KEYS: &[&str] = &[
+    "model",
+    "model_reasoning_effort",
+    "service_tier",
+    "check_for_update_on_startup",
+    "model_provider",
+    "model_providers",
+    "features",
+    "analytics",
+    "feedback",
+];
+
+/// The driver's settings as `-c key=value` overrides, for a home the SDK must not write (the native
+/// `~/.codex`): the same keys [`config_toml`] would write, each an inline TOML value.
+pub fn config_overrides(config: &CodexConfig) -> Vec<String> {
+    let table: Table = config_toml(config).parse().unwrap_or_default();
+    table
+        .iter()
+        .flat_map(|(k, v)| ["-c".to_owned(), format!("{k}={v}")])
+        .collect()
+}
+
+/// `existing` (a `config.toml` text) with the driver's keys replaced by `config`'s; an unreadable
+/// file is replaced whole.
+pub fn merged_toml(existing: &str, config: &CodexConfig) -> String {
+    let ours = config_toml(config);
+    let Ok(mut table) = existing.parse::<Table>() else {
+        return ours;
+    };
+    for k in OWNED_KEYS {
+        table.remove(*k);
+    }
+    let ours: Table = ours.parse().unwrap_or_default();
+    table.extend(ours);
+    toml::to_string(&table).unwrap_or_default()
+}
+
 /// The `config.toml` text for `config`.
 pub fn config_toml(config: &CodexConfig) -> String {
     let mut root = Table::new();
@@ -175,8 +223,8 @@ pub fn mcp_overrides(servers: &[McpServer], approve_all: bool) -> Result<Vec<Str
 /// Creates `home` and (re)writes its `config.toml` atomically.
 pub fn prepare(home: &Path, config: &CodexConfig) -> std::io::Result<()> {
     std::fs::create_dir_all(home)?;
-    let text = config_toml(config);
     let file = home.join("config.toml");
+    let text = merged_toml(&std::fs::read_to_string(&file).unwrap_or_default(), config);
     if std::fs::read_to_string(&file).is_ok_and(|t| t == text) {
         return Ok(());
     }
@@ -203,6 +251,44 @@ pub fn vars(
 mod tests {
     use super::*;
     use crate::providers::codex::config::{ModelProvider, ReasoningEffort};
+
+    #[test]
+    fn other_keys_survive_the_drivers_rewrite_and_overrides_mirror_the_file() {
+        let mut c = CodexConfig {
+            model: Some("m1".into()),
+            ..Default::default()
+        };
+        c.provider = Some(ModelProvider::responses("mock", "http://127.0.0.1:9/v1", None));
+        let existing =
+            "model = \"old\"\nservice_tier = \"fast\"\n[mcp_servers.docs]\ncommand = \"docs-mcp\"\n";
+        let merged: Table = merged_toml(existing, &c).parse().unwrap();
+        assert_eq!(
+            merged["model"].as_str(),
+            Some("m1"),
+            "the driver's key is replaced"
+        );
+        assert!(
+            !merged.contains_key("service_tier"),
+            "a stale driver key is dropped"
+        );
+        assert_eq!(
+            merged["mcp_servers"]["docs"]["command"].as_str(),
+            Some("docs-mcp")
+        );
+        assert_eq!(
+            merged_toml("not = [toml", &c),
+            config_toml(&c),
+            "an unreadable file is replaced"
+        );
+        let o = config_overrides(&c);
+        assert!(o.chunks(2).all(|p| p[0] == "-c"));
+        assert!(o.contains(&"model=\"m1\"".to_owned()), "{o:?}");
+        assert!(
+            o.iter()
+                .any(|a| a.starts_with("model_providers={") && a.contains("127.0.0.1:9")),
+            "{o:?}"
+        );
+    }
 
     #[test]
     fn config_toml_has_the_provider_and_the_isolation_switches() {

@@ -24,6 +24,7 @@ pub mod decision;
 pub mod home;
 mod inspect;
 mod run;
+pub mod skills;
 pub mod translate;
 pub mod transport;
 pub mod wire;
@@ -97,7 +98,7 @@ pub fn descriptor() -> Descriptor {
             http: true,
             sse: false,
         },
-        skills: Default::default(),
+        skills: crate::driver::SkillCaps { supported: true },
         system_prompt_append: true,
     }
 }
@@ -160,6 +161,10 @@ impl Driver for CodexDriver {
             Ok(transport::Transport::Exec) => MessageCaps::turn_end_only(),
             _ => descriptor().messages,
         }
+    }
+
+    fn profile_dir(&self, profile: &str) -> Option<std::path::PathBuf> {
+        Some(home::codex_home(&self.config, profile))
     }
 
     fn session_codec(&self) -> Option<Arc<dyn SessionCodec>> {

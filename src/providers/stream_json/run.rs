@@ -49,17 +49,7 @@ pub fn write_mcp_config(
     }
     let dir = config_dir.join("agent-adaptor").join("mcp");
     std::fs::create_dir_all(&dir)?;
-    let name: String = req
-        .run_id
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
+    let name = crate::driver::file_label(&req.run_id);
     let file = dir.join(format!("{name}.json"));
     std::fs::write(&file, render(req).to_string())?;
     Ok(Some(file))

@@ -10,6 +10,7 @@
 //! * `messages.rs` — supplemental input (Soon folded into the turn, AfterTurn, Interrupt).
 //! * `persistent.rs` — the persistent process per thread (reuse, eviction, restart, WithSpawn, crash,
 //!   cancel, close).
+//! * `skills.rs` — a run's skills through the per-run overlay.
 //! * `kit.rs` — the conformance kit, Inspect.
 //! * `services.rs` — a run service's MCP server reaching the CLI.
 
@@ -19,6 +20,7 @@ mod kit;
 mod messages;
 mod persistent;
 mod services;
+mod skills;
 mod sse_mcp;
 
 pub use crate::driver_support::{code, delta_text, drain, run_error, transport};

@@ -13,6 +13,7 @@
 //! * `pending.rs` — Soon, AfterTurn and Interrupt input while a command approval waits for the host.
 //! * `mcp.rs` — tools of a declared stdio MCP server under Ask, deny and the auto modes (MCP elicitation).
 //! * `questions.rs` — `request_user_input` in Plan collaboration mode through the question policy.
+//! * `skills.rs` — a run's skills through the per-run overlay (`skills/extraRoots/set`).
 //! * `kit.rs` — the conformance kit.
 
 mod basic;
@@ -24,6 +25,7 @@ mod messages;
 mod pending;
 mod persistent;
 mod questions;
+mod skills;
 mod threads;
 
 use std::path::PathBuf;

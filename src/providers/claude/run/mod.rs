@@ -22,7 +22,7 @@ mod persist;
 mod proc;
 mod turn;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::Value;
@@ -37,11 +37,13 @@ use crate::driver::{
 
 use super::argv::{self, Invocation, Transport};
 use super::config::Config;
+use super::env::SKILLS_LAYOUT;
 use super::translate::{self, Translator};
 use super::wire::InitializeInfo;
 use super::{DRIVER_TYPE, env};
 use crate::providers::stream_json::run as shared;
 pub use persist::Pool;
+use crate::skills::SkillOverlay;
 use proc::{Launch, Proc};
 use turn::{Turn, TurnEnd};
 
@@ -63,6 +65,8 @@ struct Exec<'a> {
     instructions: Option<String>,
     schema: Option<String>,
     mcp_file: Option<PathBuf>,
+    /// The run's skill overlay (`--add-dir`), removed when the run ends.
+    skills: Option<SkillOverlay>,
     allowed_tools: Vec<String>,
     tr: Translator,
     raw: RawStreams,
@@ -85,27 +89,39 @@ pub async fn run(
     io: RunIo,
 ) -> Response {
     let transport = argv::select_transport(&req.policy);
-    let config_dir = env::config_dir(config, &req.identity.profile);
+    let (config_dir, managed) = env::request_dir(config, &req);
     if let Some(reason) = guard_violation(&req, &config_dir) {
         return Response::failed(FailureCode::ResumeRejected, reason);
     }
-    if let Err(e) = std::fs::create_dir_all(&config_dir) {
+    // The SDK's own files (the MCP file) never go into the user's native dir.
+    let own_dir = if managed {
+        config_dir.clone()
+    } else {
+        env::scratch_dir()
+    };
+    if let Err(e) = std::fs::create_dir_all(&own_dir) {
         return Response::failed(
             FailureCode::AgentError,
-            format!(
-                "cannot create the Claude config dir {}: {e}",
-                config_dir.display()
-            ),
+            format!("cannot create the Claude config dir {}: {e}", own_dir.display()),
         );
     }
     let instructions =
         shared::instructions(config.common.instructions.as_deref(), req.instructions.as_deref());
-    let mcp_file = match shared::write_mcp_config(&req, &config_dir, |r| env::mcp_config(&r.mcp)) {
+    let mcp_file = match shared::write_mcp_config(&req, &own_dir, |r| env::mcp_config(&r.mcp)) {
         Ok(f) => f,
         Err(e) => {
             return Response::failed(
                 FailureCode::AgentError,
                 format!("cannot write the MCP configuration: {e}"),
+            );
+        }
+    };
+    let skills = match SkillOverlay::create("claude", &req.run_id, Path::new(SKILLS_LAYOUT), &req.skills) {
+        Ok(s) => s,
+        Err(e) => {
+            return Response::failed(
+                FailureCode::AgentError,
+                format!("cannot lay out the run's skills: {e}"),
             );
         }
     };
@@ -120,6 +136,7 @@ pub async fn run(
         instructions,
         schema: req.output_schema.as_ref().map(|s| s.schema.to_string()),
         mcp_file,
+        skills,
         allowed_tools: shared::preapproved(&req),
         tr: Translator::new(),
         raw: RawStreams::default(),
@@ -200,6 +217,7 @@ impl Exec<'_> {
             instructions: self.instructions.as_deref(),
             mcp_config: self.mcp_file.as_deref(),
             allowed_tools: &self.allowed_tools,
+            skills: self.skills.as_ref().map(SkillOverlay::root),
             prompt,
         };
         let args = argv::build(self.config, &self.req.policy, self.transport, &inv);

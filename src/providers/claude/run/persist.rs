@@ -20,6 +20,7 @@ use futures::{FutureExt, StreamExt};
 use crate::driver::process::{Child, Lease, PoolKey, Pooled, ProcessPool, StopPlan, Taken};
 use crate::driver::{Notice, SessionPlan, notice_kind, session};
 
+use crate::skills::SkillOverlay;
 use super::super::argv::{self, Invocation, Transport};
 use super::super::env;
 use super::super::wire::{InitializeInfo, parse_line};
@@ -123,6 +124,8 @@ impl Exec<'_> {
             schema: self.schema.clone(),
             instructions: self.instructions.as_deref(),
             mcp_config: None,
+            // The overlay is per run: a run with skills never shares a process with another run.
+            skills: self.skills.as_ref().map(SkillOverlay::root),
             allowed_tools: &self.allowed_tools,
             prompt: None,
         };

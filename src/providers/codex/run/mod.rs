@@ -40,6 +40,7 @@ use super::translate::Translator;
 use super::transport::{self, Facts, Refusal, Transport};
 use super::wire::items::TurnStatus;
 use super::{DRIVER_TYPE, argv, home};
+use crate::skills::SkillOverlay;
 use conn::{Conn, Launch};
 
 /// Guard key: the SDK-owned `CODEX_HOME` the thread lives in.
@@ -56,6 +57,11 @@ struct Exec<'a> {
     req: &'a Request,
     io: &'a RunIo,
     home: PathBuf,
+    /// Whether the SDK may write `config.toml` into `home` (not the native `~/.codex`: its settings
+    /// then travel as `-c` overrides).
+    managed: bool,
+    /// The run's skill overlay directory (`skills/extraRoots/set`), alive until `run` returns.
+    skill_root: Option<PathBuf>,
     deadline: Instant,
     tr: Translator,
     raw: RawStreams,
@@ -87,10 +93,19 @@ pub async fn run(
     req: Request,
     io: RunIo,
 ) -> Response {
-    let home = home::codex_home(config, &req.identity.profile);
+    let (home, managed) = home::request_home(config, &req);
     if let Some(reason) = guard_violation(&req, &home) {
         return Response::failed(FailureCode::ResumeRejected, reason);
     }
+    let skills = match SkillOverlay::create("codex", &req.run_id, Path::new(""), &req.skills) {
+        Ok(s) => s,
+        Err(e) => {
+            return Response::failed(
+                FailureCode::AgentError,
+                format!("cannot lay out the run's skills: {e}"),
+            );
+        }
+    };
     let limit = [config.turn_timeout, req.timeout, config.common.timeout]
         .into_iter()
         .flatten()
@@ -115,6 +130,8 @@ pub async fn run(
         req: &req,
         io: &io,
         home,
+        managed,
+        skill_root: skills.as_ref().map(|s| s.skills_dir().to_owned()),
         deadline: Instant::now() + limit,
         tr: Translator::new(),
         raw: RawStreams::default(),
@@ -229,7 +246,12 @@ impl Exec<'_> {
         let approve_all =
             self.req.policy.approvals.effective_mode(DecisionKind::Permission) == DecisionMode::AutoApprove;
         let mcp = match home::mcp_overrides(&self.req.mcp, approve_all) {
-            Ok(m) => m,
+            Ok(mut m) => {
+                if !self.managed {
+                    m.extend(home::config_overrides(self.config));
+                }
+                m
+            }
             Err(e) => {
                 self.fail(FailureCode::Other("invalid_mcp_config".into()), e);
                 return None;
@@ -259,7 +281,9 @@ impl Exec<'_> {
             }
             None => None,
         };
-        if let Err(e) = home::prepare(&self.home, self.config) {
+        if self.managed
+            && let Err(e) = home::prepare(&self.home, self.config)
+        {
             self.fail(
                 FailureCode::AgentError,
                 format!("cannot prepare CODEX_HOME {}: {e}", self.home.display()),

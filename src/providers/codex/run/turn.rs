@@ -210,6 +210,7 @@ impl Exec<'_> {
                 opt_out_notification_methods: None,
             }),
         });
+        let reused = conn.initialized;
         if !conn.initialized {
             if let Err(e) = self.call(conn, init, hs).await {
                 return self.call_failed("initialize", e);
@@ -218,6 +219,14 @@ impl Exec<'_> {
                 return self.fail(FailureCode::AgentError, format!("cannot write initialized: {e}"));
             }
             conn.initialized = true;
+        }
+        // This run's skills (or none: a kept process forgets the previous run's).
+        if let Some(req) = crate::providers::codex::skills::extra_roots(self.skill_root.as_deref(), reused) {
+            match self.call(conn, req, hs).await {
+                Ok(_) => {}
+                Err(e) if self.skill_root.is_some() => return self.call_failed("skills/extraRoots/set", e),
+                Err(e) => tracing::debug!("clearing the skill roots failed: {e:?}"),
+            }
         }
         // A kept process that already holds the thread being resumed just takes the next turn.
         let held = match (&self.req.session, &conn.thread) {

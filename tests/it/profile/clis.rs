@@ -1,0 +1,168 @@
+//! Real-CLI runs on a dedicated (Claude) and a cloned (Codex) profile: the profile's resources reach
+//! the model, sessions live in the profile dir, and a profile change makes the thread refuse to resume
+//! with the guard reason (or start fresh, saying why).
+
+use agent_adaptor::driver::notice_kind;
+use agent_adaptor::profile::{AgentSpec, CloneOptions, Resources, Selection};
+use agent_adaptor::runtime::{Agent, ErrorKind, Payload, ThreadErrorKind};
+use agent_adaptor::testkit::mock::responses::Script;
+
+use super::marked_skill;
+use crate::claude_driver::Cl;
+use crate::codex_driver::Cx;
+use crate::driver_support::drain;
+
+fn claude_resources(instructions: &str) -> Resources {
+    Resources {
+        skills: vec![marked_skill("team-notes", "TEAM-MARKER-3")],
+        instructions: Some(instructions.into()),
+        agents: Some(vec![AgentSpec {
+            name: "reviewer".into(),
+            description: "REVIEWER-MARKER reviews diffs".into(),
+            prompt: "You review.".into(),
+        }]),
+        ..Default::default()
+    }
+}
+
+#[tokio::test]
+async fn claude_runs_on_a_dedicated_profile_and_a_changed_profile_refuses_the_resume() {
+    let Some(cl) = Cl::new().await else { return };
+    let dedicated = cl.env.root.join("dedicated");
+    let store = agent_adaptor::store::in_memory();
+    let build = |instructions: &str| {
+        Agent::builder(cl.driver.clone())
+            .thread_store(store.clone())
+            .profile(Selection::dedicated(&dedicated))
+            .profile_resources(claude_resources(instructions))
+            .build()
+    };
+    let agent = build("INSTR-MARKER-ONE: answer briefly.");
+    let first = agent
+        .thread("prof")
+        .send("hello profile", cl.oneshot())
+        .result()
+        .await
+        .unwrap();
+    assert!(first.text.contains("hello profile"), "{}", first.text);
+    let body = cl.requests().last().unwrap().body.clone().unwrap().to_string();
+    for marker in [
+        "INSTR-MARKER-ONE",
+        "team-notes",
+        "TEAM-MARKER-3",
+        "REVIEWER-MARKER",
+    ] {
+        assert!(body.contains(marker), "{marker} did not reach the model");
+    }
+    assert!(
+        dedicated.join("projects").is_dir(),
+        "the session lives in the dedicated profile"
+    );
+    assert!(
+        !cl.env.config_dir.join("projects").exists(),
+        "not in the driver's own dir"
+    );
+
+    // Same profile: the thread resumes.
+    let again = agent
+        .thread_resume_only("prof")
+        .send("and again", cl.oneshot())
+        .result()
+        .await
+        .unwrap();
+    assert_eq!(again.metadata["session_id"], first.metadata["session_id"]);
+
+    // Other profile resources: resume-only refuses with the guard reason; continue starts fresh.
+    let changed = build("INSTR-MARKER-TWO: answer at length.");
+    let err = changed
+        .thread_resume_only("prof")
+        .send("resume please", cl.oneshot())
+        .result()
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.kind(),
+        ErrorKind::Thread(ThreadErrorKind::Incompatible),
+        "{err}"
+    );
+    assert!(err.to_string().contains("profile resources changed"), "{err}");
+    let stream = changed.thread("prof").send("fresh please", cl.oneshot());
+    let events = drain(&stream).await;
+    let fresh = stream.result().await.unwrap();
+    assert_ne!(
+        fresh.metadata["session_id"], first.metadata["session_id"],
+        "a fresh session"
+    );
+    assert!(
+        events.iter().any(|e| matches!(&e.payload, Payload::Notice(n)
+            if n.kind == notice_kind::THREAD_CONTINUITY && n.text.contains("profile resources changed"))),
+        "the fresh start says why"
+    );
+    let body = cl.requests().last().unwrap().body.clone().unwrap().to_string();
+    assert!(
+        body.contains("INSTR-MARKER-TWO") && !body.contains("INSTR-MARKER-ONE"),
+        "the synced instructions"
+    );
+    cl.assert_reaped();
+}
+
+#[tokio::test]
+async fn codex_runs_on_a_cloned_profile_with_its_copied_skills_and_keeps_its_sessions_there() {
+    let Some(cx) = Cx::new(Script::echo()).await else {
+        return;
+    };
+    let root = cx.ws.parent().unwrap().to_owned();
+    let source = root.join("source-home");
+    let skill = source.join("skills/copied-skill");
+    std::fs::create_dir_all(&skill).unwrap();
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: copied-skill\ndescription: COPIED-MARKER from the source profile\n---\nBody.\n",
+    )
+    .unwrap();
+    let clone_dir = root.join("clone");
+    let agent = Agent::builder(cx.driver.clone())
+        .profile(Selection::clone_from(
+            &source,
+            CloneOptions::new().copy_skills().in_dir(&clone_dir),
+        ))
+        .profile_resources(Resources {
+            instructions: Some("CODEX-INSTR-MARKER: be terse.".into()),
+            ..Default::default()
+        })
+        .build();
+    let r = agent
+        .thread("cx-prof")
+        .send("hello clone", cx.auto())
+        .result()
+        .await
+        .unwrap();
+    assert_eq!(r.text, "ECHO n=1: hello clone");
+    let body = cx.mock.requests().last().unwrap().raw_body.clone();
+    for marker in ["copied-skill", "COPIED-MARKER", "CODEX-INSTR-MARKER"] {
+        assert!(body.contains(marker), "{marker} did not reach the model");
+    }
+    assert!(
+        clone_dir.join("sessions").is_dir(),
+        "the thread lives in the clone"
+    );
+    assert!(
+        !cx.codex_home.join("sessions").exists(),
+        "not in the driver's own CODEX_HOME"
+    );
+    assert!(
+        !source.join("sessions").exists() && !source.join("config.toml").exists(),
+        "the source is untouched"
+    );
+    let state = agent.profile_state().await.unwrap();
+    assert_eq!(state.profile.dir, clone_dir);
+    assert_eq!(
+        state
+            .resource(agent_adaptor::profile::ProfileResourceKind::Skills)
+            .unwrap()
+            .external,
+        vec!["copied-skill".to_string()]
+    );
+    agent.close(std::time::Duration::from_secs(10)).await.unwrap();
+    cx.assert_reaped();
+}
