@@ -101,7 +101,13 @@ impl Recorder {
 
     /// Records a batch of events (in order, all-or-nothing); returns their cursors.
     pub async fn record(&self, events: &[Event]) -> Result<Vec<u64>, StoreError> {
-        let batch: Vec<NewEvent> = events
+        self.append(self.prepare(events)).await
+    }
+
+    /// The records of a batch of events as [`Recorder::append`] stores them (exposed and redacted
+    /// once, so a caller can publish the same JSON before it is durable).
+    pub fn prepare(&self, events: &[Event]) -> Vec<NewEvent> {
+        events
             .iter()
             .map(|e| NewEvent {
                 tenant: self.tenant.clone(),
@@ -112,7 +118,11 @@ impl Recorder {
                 event: expose(e, &self.policy),
                 at: Utc::now(),
             })
-            .collect();
+            .collect()
+    }
+
+    /// Appends prepared records (in order, all-or-nothing); returns their cursors.
+    pub async fn append(&self, batch: Vec<NewEvent>) -> Result<Vec<u64>, StoreError> {
         if batch.is_empty() {
             return Ok(Vec::new());
         }

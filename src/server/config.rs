@@ -134,6 +134,9 @@ pub struct ServerConfig {
     pub ip_limits: IpLimits,
     /// How `serve` writes its logs (the library never installs a subscriber itself).
     pub log_format: LogFormat,
+    /// How many of a run's events may be published live before the store committed them; beyond this
+    /// the run's pump waits for the store (backpressure, counted in `/metrics`).
+    pub record_backlog: usize,
 }
 
 impl Default for ServerConfig {
@@ -157,6 +160,7 @@ impl Default for ServerConfig {
             retention: RetentionSettings::default(),
             ip_limits: IpLimits::default(),
             log_format: LogFormat::Text,
+            record_backlog: crate::server::record::MAX_UNRECORDED,
         }
     }
 }

@@ -43,6 +43,7 @@ pub mod ip_limits;
 pub mod limits;
 pub mod openapi;
 pub mod playground;
+mod record;
 pub mod resources;
 mod rest;
 pub mod retention;
@@ -276,6 +277,19 @@ impl HostResources {
     }
 }
 
+/// Validates the configuration; the tenants' key table.
+fn checked(config: &ServerConfig) -> Result<Auth, ServerError> {
+    let auth = Auth::new(&config.tenants).map_err(|e| ServerError::Config(e.to_string()))?;
+    for l in std::iter::once(&config.limits).chain(config.tenants.iter().map(|t| &t.limits)) {
+        l.validate().map_err(ServerError::Config)?;
+    }
+    config.ip_limits.validate().map_err(ServerError::Config)?;
+    if !auth.enabled() && !config.bind.ip().is_loopback() && !config.allow_remote_without_auth {
+        return Err(ServerError::InsecureBind(config.bind));
+    }
+    Ok(auth)
+}
+
 impl Server {
     /// Opens the store, builds the agents, binds `config.bind` and starts serving.
     pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
@@ -284,16 +298,28 @@ impl Server {
 
     /// [`Server::start`] with the host's own resources (host tools per agent).
     pub async fn start_with(config: ServerConfig, host: HostResources) -> Result<RunningServer, ServerError> {
-        let auth = Auth::new(&config.tenants).map_err(|e| ServerError::Config(e.to_string()))?;
-        for l in std::iter::once(&config.limits).chain(config.tenants.iter().map(|t| &t.limits)) {
-            l.validate().map_err(ServerError::Config)?;
-        }
-        config.ip_limits.validate().map_err(ServerError::Config)?;
-        if !auth.enabled() && !config.bind.ip().is_loopback() && !config.allow_remote_without_auth {
-            return Err(ServerError::InsecureBind(config.bind));
-        }
-        let limits = Arc::new(Limiter::new(config.limits, &config.tenants));
+        let auth = checked(&config)?;
         let store = crate::store::open(&config.store_url).await?;
+        Server::serve(config, store, auth, host).await
+    }
+
+    /// Like [`Server::start`] on a store the caller opened (`config.store_url` is not used): a store
+    /// wrapped for instrumentation or tests.
+    pub async fn start_with_store(
+        config: ServerConfig,
+        store: Arc<dyn ThreadStore>,
+    ) -> Result<RunningServer, ServerError> {
+        let auth = checked(&config)?;
+        Server::serve(config, store, auth, HostResources::default()).await
+    }
+
+    async fn serve(
+        config: ServerConfig,
+        store: Arc<dyn ThreadStore>,
+        auth: Auth,
+        host: HostResources,
+    ) -> Result<RunningServer, ServerError> {
+        let limits = Arc::new(Limiter::new(config.limits, &config.tenants));
         let agents = agents::build(&config, &store, host.tools)?;
         let listener = TcpListener::bind(config.bind)
             .await
@@ -307,11 +333,12 @@ impl Server {
         })?;
         let declared = DeclaredThreads::new(store.clone());
         let config_ip_limits = config.ip_limits;
+        let runs = Arc::new(RunRegistry::new(config.record_backlog));
         let state = Arc::new(AppState {
             config,
             agents,
             store,
-            runs: Arc::new(RunRegistry::default()),
+            runs,
             declared,
             standbys: Standbys::default(),
             shutdown: CancellationToken::new(),

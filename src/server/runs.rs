@@ -1,13 +1,16 @@
 //! The run registry: every execution the service started, its in-memory mirror of the durable event
-//! log, its live approval requests, and the pump that records its events.
+//! log, its live approval requests, and the pump that publishes and records its events.
 //!
-//! One pump task per run is the runtime stream's only consumer. It records each batch of events into the
-//! durable log through the [`Recorder`] (exposure policy and redaction applied), then appends the same
-//! records to the run's in-memory log and bumps a `watch` counter. SSE subscribers read that log at their
-//! own pace, so a slow subscriber never blocks the run, and since the in-memory log is appended only after
-//! the durable commit, a subscriber that replays from the store and then follows the memory log by
-//! sequence sees no gap and no duplicate. Live approval requests are kept by id so the approval POST can
-//! answer them exactly once.
+//! One pump task per run is the runtime stream's only consumer. It exposes and redacts each batch of
+//! events once (the [`Recorder`]'s policy), appends the records to the run's in-memory log, bumps a
+//! `watch` counter, and hands the same records to the run's writer ([`super::record`]), which commits
+//! them to the durable log in order, off the live path. SSE subscribers read the in-memory log at their
+//! own pace, so a slow subscriber never blocks the run and a slow commit never delays a live event. The
+//! in-memory log holds every event of the run until the run is evicted, which happens only after the
+//! run's end is durable: `done` is published after the writer confirmed that everything up to it is
+//! committed (and the run's state recorded), so a subscriber that follows the memory log sees no gap and
+//! no duplicate, and one that comes after eviction replays the same events from the store. Live
+//! approval requests are kept by id so the approval POST can answer them exactly once.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -24,9 +27,10 @@ use tracing::Instrument;
 use super::agents::AgentEntry;
 use super::error::ApiError;
 use super::limits::RunSlot;
-use crate::recorder::{Recorder, expose};
+use super::record::{MAX_UNRECORDED, Writer};
+use crate::recorder::Recorder;
 use crate::runtime::{ApprovalRequest, CallOptions, Event, FailureReason, Payload, RunOutcome, Stream};
-use crate::store::{Approval, ApprovalState, RunRecord, RunState, ThreadStore};
+use crate::store::{Approval, ApprovalState, NewEvent, RunRecord, RunState, StoreError, ThreadStore};
 
 /// How long a finished run stays in memory (afterwards it is served from the store).
 pub const FINISHED_TTL: Duration = Duration::from_secs(300);
@@ -40,6 +44,35 @@ pub struct LogItem {
     pub kind: String,
     /// The exposed, redacted event JSON, serialized once.
     pub data: String,
+    /// A notice about the run rather than one of its events (sent without an `id:`).
+    pub notice: bool,
+}
+
+impl LogItem {
+    /// The item of a recorded event.
+    pub fn of(record: &NewEvent) -> LogItem {
+        LogItem {
+            seq: record.seq,
+            kind: record.kind.clone(),
+            data: record.event.to_string(),
+            notice: false,
+        }
+    }
+
+    /// The `error` notice (code `store_error`, as the durable replay sends it) placed before the event
+    /// `seq` when the run's events could not all be recorded.
+    pub fn store_error(seq: u64, err: &StoreError) -> LogItem {
+        LogItem {
+            seq,
+            kind: "error".into(),
+            data: json!({
+                "code": "store_error",
+                "message": format!("the run's events could not all be recorded: {err}"),
+            })
+            .to_string(),
+            notice: true,
+        }
+    }
 }
 
 /// A run the service started.
@@ -140,18 +173,26 @@ pub struct Metrics {
     pub events: AtomicU64,
     /// Event batches the store refused.
     pub record_failures: AtomicU64,
+    /// Times a pump waited because its run's unrecorded backlog was full (the store fell behind).
+    pub record_waits: AtomicU64,
     /// Open SSE streams.
     pub subscribers: AtomicU64,
 }
 
 /// Every run of this process, and which thread is busy with which run.
-#[derive(Default)]
 pub struct RunRegistry {
     /// Counters.
     pub metrics: Metrics,
     runs: Mutex<HashMap<String, Arc<RunEntry>>>,
     busy: Mutex<HashMap<(String, String, String), String>>,
     tracker: TaskTracker,
+    record_backlog: usize,
+}
+
+impl Default for RunRegistry {
+    fn default() -> Self {
+        RunRegistry::new(MAX_UNRECORDED)
+    }
 }
 
 impl std::fmt::Debug for RunRegistry {
@@ -181,6 +222,17 @@ pub struct StartRun<'a> {
 }
 
 impl RunRegistry {
+    /// A registry whose runs each let at most `record_backlog` events wait for the store.
+    pub fn new(record_backlog: usize) -> Self {
+        RunRegistry {
+            metrics: Metrics::default(),
+            runs: Mutex::default(),
+            busy: Mutex::default(),
+            tracker: TaskTracker::new(),
+            record_backlog,
+        }
+    }
+
     /// The run `run_id` of `tenant`, if it is in memory.
     pub fn get(&self, tenant: &str, run_id: &str) -> Option<Arc<RunEntry>> {
         self.runs
@@ -363,7 +415,13 @@ impl Pump {
     async fn run(mut self) {
         let entry = Arc::clone(&self.entry);
         let mut events = entry.stream.events();
-        let policy = *self.recorder.policy();
+        let (writer, task) = Writer::start(
+            self.recorder.clone(),
+            self.registry.clone(),
+            self.registry.record_backlog,
+            entry.run_id.clone(),
+        );
+        self.registry.tracker.spawn(task.in_current_span());
         while let Some(first) = events.next().await {
             let mut batch = vec![first];
             while batch.len() < 256 {
@@ -381,51 +439,42 @@ impl Pump {
                 .metrics
                 .events
                 .fetch_add(batch.len() as u64, Ordering::Relaxed);
-            if let Err(e) = self.recorder.record(&batch).await {
-                self.registry
-                    .metrics
-                    .record_failures
-                    .fetch_add(1, Ordering::Relaxed);
-                tracing::warn!(run_id = %entry.run_id, error = %e, "recording failed; events kept in memory");
-            }
-            let items: Vec<Arc<LogItem>> = batch
-                .iter()
-                .map(|e| {
-                    Arc::new(LogItem {
-                        seq: e.meta.sequence,
-                        kind: e.payload.type_name().to_owned(),
-                        data: expose(e, &policy).to_string(),
-                    })
-                })
-                .collect();
-            // The run's end is in the store, and its thread and slot are free, before any subscriber
-            // can see `done`: a client that reads the run or starts the next one on the thread right
-            // after the terminal event never sees `running` or `thread_busy`.
-            let terminal = batch.iter().any(|e| matches!(e.payload, Payload::Done(_)));
-            if terminal {
-                self.finish().await;
-            }
-            let len = {
-                let mut log = entry.log.write().unwrap_or_else(|p| p.into_inner());
-                log.extend(items);
-                log.len()
+            let records = self.recorder.prepare(&batch);
+            let mut items: Vec<Arc<LogItem>> = records.iter().map(|r| Arc::new(LogItem::of(r))).collect();
+            // Everything before the run's end goes live at once, its recording queued behind.
+            let end = batch.iter().position(|e| matches!(e.payload, Payload::Done(_)));
+            let Some(end) = end else {
+                self.publish(items, false);
+                self.tap(batch);
+                writer.queue(records).await;
+                continue;
             };
-            entry.progress.send_modify(|p| {
-                p.0 = len;
-                p.1 |= terminal;
-            });
-            if let Some(tap) = &self.tap {
-                for e in batch {
-                    let _ = tap.send(e);
-                }
+            // The run's end is durable, with everything before it, and its thread and slot are free
+            // before any subscriber can see `done`: a client that reads the run or starts the next one
+            // on the thread right after the terminal event never sees `running` or `thread_busy`, and
+            // a run evicted from memory replays from the store in full.
+            let tail = items.split_off(end);
+            self.publish(items, false);
+            if let Err(e) = writer.flush(records).await {
+                let last = tail.first().map_or(0, |i| i.seq);
+                let mut all = vec![Arc::new(LogItem::store_error(last, &e))];
+                all.extend(tail);
+                self.finish().await;
+                self.publish(all, true);
+            } else {
+                self.finish().await;
+                self.publish(tail, true);
             }
+            self.tap(batch);
         }
         // A stream that ended without `done` (it cannot, by the one-terminal invariant, but the pump
-        // does not rely on it) still records the run's end.
+        // does not rely on it) still waits for its events to be durable and records the run's end.
         if !entry.is_finished() {
+            let _ = writer.flush(Vec::new()).await;
             self.finish().await;
         }
         entry.progress.send_modify(|p| p.1 = true);
+        drop(writer);
         drop(self.tap);
         let registry = self.registry.clone();
         let id = entry.run_id.clone();
@@ -437,6 +486,32 @@ impl Pump {
                 .unwrap_or_else(|p| p.into_inner())
                 .remove(&id);
         });
+    }
+
+    /// Appends to the in-memory mirror and wakes the subscribers.
+    fn publish(&self, items: Vec<Arc<LogItem>>, terminal: bool) {
+        let entry = &self.entry;
+        if items.is_empty() && !terminal {
+            return;
+        }
+        let len = {
+            let mut log = entry.log.write().unwrap_or_else(|p| p.into_inner());
+            log.extend(items);
+            log.len()
+        };
+        entry.progress.send_modify(|p| {
+            p.0 = len;
+            p.1 |= terminal;
+        });
+    }
+
+    /// Copies the batch to the AG-UI tap, if any.
+    fn tap(&self, batch: Vec<Event>) {
+        if let Some(tap) = &self.tap {
+            for e in batch {
+                let _ = tap.send(e);
+            }
+        }
     }
 
     /// Records the run's end in the store and frees its thread and concurrency slot.

@@ -81,7 +81,12 @@ pub async fn follow<L: EventLog>(
         if len > index {
             for item in entry.items(index, last) {
                 last = item.seq;
-                if tx.send(frame(item.seq, &item.kind, &item.data)).await.is_err() {
+                let sse = if item.notice {
+                    SseEvent::default().event(&item.kind).data(&item.data)
+                } else {
+                    frame(item.seq, &item.kind, &item.data)
+                };
+                if tx.send(sse).await.is_err() {
                     return;
                 }
             }

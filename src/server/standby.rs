@@ -155,6 +155,7 @@ async fn pump(
             seq: *next,
             kind: e.payload.type_name().to_owned(),
             data: expose(&e, &policy).to_string(),
+            notice: false,
         });
         *next += 1;
         e

@@ -405,6 +405,8 @@ pub async fn metrics(
          agent_adaptor_events_recorded_total {}\n\
          # HELP agent_adaptor_record_failures_total Event batches the store refused.\n# TYPE agent_adaptor_record_failures_total counter\n\
          agent_adaptor_record_failures_total {}\n\
+         # HELP agent_adaptor_record_waits_total Times a run's pump waited for the store (its unrecorded backlog was full).\n# TYPE agent_adaptor_record_waits_total counter\n\
+         agent_adaptor_record_waits_total {}\n\
          # HELP agent_adaptor_approvals_pending Pending approvals.\n# TYPE agent_adaptor_approvals_pending gauge\n\
          agent_adaptor_approvals_pending {}\n\
          # HELP agent_adaptor_sse_subscribers Open SSE streams.\n# TYPE agent_adaptor_sse_subscribers gauge\n\
@@ -414,6 +416,7 @@ pub async fn metrics(
         parked,
         m.events.load(Ordering::Relaxed),
         m.record_failures.load(Ordering::Relaxed),
+        m.record_waits.load(Ordering::Relaxed),
         pending,
         m.subscribers.load(Ordering::Relaxed),
     );

@@ -1,7 +1,8 @@
 //! The HTTP/SSE/AG-UI service, in process on port 0 with the reference driver: AG-UI streams, runs and
 //! their SSE replay, approvals, messages, errors, shutdown, the `serve` command line and its TOML file,
 //! tenants and API keys, per-tenant and per-IP limits, the retention task, JSON errors for every rejection,
-//! JSON logs with request and run spans, durable thread declarations, and the Docker files.
+//! JSON logs with request and run spans, durable thread declarations, recording off the live path (a
+//! stalled or dead store), and the Docker files.
 
 mod agui;
 mod approvals;
@@ -15,6 +16,7 @@ mod limits;
 mod logs;
 mod openapi;
 mod playground;
+mod recording;
 mod rejections;
 mod resources;
 mod retention;

@@ -1,4 +1,5 @@
-//! A store wrapper that fails chosen operations on demand (lease renewal, finalize).
+//! A store wrapper that fails chosen operations on demand (lease renewal, finalize, event appends) and
+//! can hold event appends (a slow store).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -14,6 +15,10 @@ pub struct Flaky {
     pub inner: Arc<dyn ThreadStore>,
     pub fail_renew: AtomicBool,
     pub fail_finalize: AtomicU32,
+    /// Event appends fail (`Unavailable`) while set.
+    pub fail_appends: AtomicBool,
+    /// Event appends wait while a writer holds this lock (`gate.write().await` stalls the store).
+    pub gate: tokio::sync::RwLock<()>,
 }
 
 impl Flaky {
@@ -22,6 +27,8 @@ impl Flaky {
             inner,
             fail_renew: AtomicBool::new(false),
             fail_finalize: AtomicU32::new(0),
+            fail_appends: AtomicBool::new(false),
+            gate: tokio::sync::RwLock::new(()),
         })
     }
 }
@@ -86,6 +93,10 @@ impl ThreadStore for Flaky {
         self.inner.continuity(t, k).await
     }
     async fn append_events(&self, b: Vec<NewEvent>) -> StoreResult<Vec<u64>> {
+        let _open = self.gate.read().await;
+        if self.fail_appends.load(Ordering::SeqCst) {
+            return Err(down());
+        }
         self.inner.append_events(b).await
     }
     async fn read_run(&self, t: &str, r: &str, a: Option<u64>, l: u32) -> StoreResult<Vec<EventRecord>> {

@@ -1,7 +1,7 @@
 //! Threads over the store: continue-or-start, resume-only, fork, ownership leases, compatibility
 //! drift, resume rejection, persistence failures, receipts and cross-process exclusion.
 
-mod flaky;
+pub mod flaky;
 mod ownership;
 mod resume;
 mod standby;
