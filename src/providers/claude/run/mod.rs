@@ -42,8 +42,8 @@ use super::translate::{self, Translator};
 use super::wire::InitializeInfo;
 use super::{DRIVER_TYPE, env};
 use crate::providers::stream_json::run as shared;
-pub use persist::Pool;
 use crate::skills::SkillOverlay;
+pub use persist::Pool;
 use proc::{Launch, Proc};
 use turn::{Turn, TurnEnd};
 

@@ -20,12 +20,12 @@ use futures::{FutureExt, StreamExt};
 use crate::driver::process::{Child, Lease, PoolKey, Pooled, ProcessPool, StopPlan, Taken};
 use crate::driver::{Notice, SessionPlan, notice_kind, session};
 
-use crate::skills::SkillOverlay;
 use super::super::argv::{self, Invocation, Transport};
 use super::super::env;
 use super::super::wire::{InitializeInfo, parse_line};
 use super::Exec;
 use super::proc::Proc;
+use crate::skills::SkillOverlay;
 
 /// The pool of a driver's kept processes.
 pub type Pool = ProcessPool<Held>;
