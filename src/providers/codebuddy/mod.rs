@@ -24,10 +24,9 @@ use std::time::Duration;
 
 use crate::driver::process::{ProcessRegistry, ProcessSpec, StopPlan, spawn};
 use crate::driver::{
-    Boundary, CheckStatus, ConfigField, ConfigSchema, ContinueMode, DecisionMode, Descriptor, Driver,
-    EnvironmentCheck, EnvironmentReport, InspectError, InvalidConfig, JsonSessionCodec, McpCaps, MessageCaps,
-    ProcessCaps, Request, Response, RunIo, RunPolicyCaps, SessionCaps, SessionCodec, StreamCaps,
-    StructuredCaps, session,
+    CheckStatus, ConfigField, ConfigSchema, DecisionMode, Descriptor, Driver, EnvironmentCheck,
+    EnvironmentReport, InspectError, InvalidConfig, JsonSessionCodec, McpCaps, MessageCaps, ProcessCaps,
+    Request, Response, RunIo, RunPolicyCaps, SessionCaps, SessionCodec, StreamCaps, StructuredCaps, session,
 };
 
 pub use config::{CodeBuddyConfig, Effort, PermissionMode};
@@ -60,15 +59,10 @@ pub fn descriptor() -> Descriptor {
             question: vec![DecisionMode::Ask, DecisionMode::AutoDeny],
             retry: false,
         },
+        // Input at turn ends; the control transport also interrupts.
         messages: MessageCaps {
-            boundaries: vec![Boundary::TurnEnd],
             interrupt: true,
-            continue_mode: ContinueMode::InRun,
-            max_units: 0,
-            unit: "bytes".into(),
-            confirmed_delivery: false,
-            persists_delivered: true,
-            min_version: None,
+            ..MessageCaps::turn_end_only()
         },
         structured: StructuredCaps {
             native: true,
