@@ -297,12 +297,21 @@ fn materialize(
     }
 }
 
+/// Removes what the SDK wrote earlier and no longer wants; already gone is fine, anything else is an
+/// error (a stale skill or agent left in place would keep reaching the CLI).
+fn remove_stale(path: &Path, remove: fn(&Path) -> std::io::Result<()>) -> Result<(), ProfileError> {
+    match remove(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(ProfileError::io(path, e)),
+        _ => Ok(()),
+    }
+}
+
 fn write_skills(dir: &Path, skills: &[MaterializedSkill], m: &mut Manifest) -> Result<(), ProfileError> {
     let root = dir.join("skills");
     fs::create_dir_all(&root).map_err(|e| ProfileError::io(&root, e))?;
     let wanted: Vec<String> = skills.iter().map(|s| s.key.clone()).collect();
     for old in m.skills.iter().filter(|k| !wanted.contains(k)) {
-        let _ = fs::remove_dir_all(root.join(old));
+        remove_stale(&root.join(old), |p| fs::remove_dir_all(p))?;
     }
     for s in skills {
         // Written beside, then swapped in: a run starting meanwhile sees the old or the new skill.
@@ -322,7 +331,7 @@ fn write_agents(dir: &Path, agents: &[super::AgentSpec], m: &mut Manifest) -> Re
     let root = dir.join("agents");
     let wanted: Vec<String> = agents.iter().map(|a| super::family::safe_name(&a.name)).collect();
     for old in m.agents.iter().filter(|k| !wanted.contains(k)) {
-        let _ = fs::remove_file(root.join(format!("{old}.md")));
+        remove_stale(&root.join(format!("{old}.md")), |p| fs::remove_file(p))?;
     }
     for (a, name) in agents.iter().zip(&wanted) {
         let text = format!(
