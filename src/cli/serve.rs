@@ -61,6 +61,10 @@ pub struct ServeArgs {
     /// Log lines on stderr as `text` (default) or `json`; `RUST_LOG` filters them (default `info`).
     #[arg(long, env = "AGENT_ADAPTOR_LOG_FORMAT", value_parser = ["text", "json"])]
     log_format: Option<String>,
+    /// How many of a run's events may reach subscribers before the store committed them; beyond it the
+    /// run waits for the store (default 4096, at least 1).
+    #[arg(long, env = "AGENT_ADAPTOR_RECORD_BACKLOG", value_parser = clap::value_parser!(u32).range(1..))]
+    record_backlog: Option<u32>,
 }
 
 fn data_dir(args: &ServeArgs) -> PathBuf {
@@ -134,6 +138,9 @@ fn config(args: &ServeArgs) -> Result<ServerConfig, String> {
     }
     if let Some(f) = args.log_format.as_deref() {
         config.log_format = f.parse::<LogFormat>()?;
+    }
+    if let Some(n) = args.record_backlog {
+        config.record_backlog = n as usize;
     }
     Ok(config)
 }

@@ -180,6 +180,9 @@ pub struct FileConfig {
     /// Log lines as `text` (default) or `json`.
     #[serde(default)]
     pub log_format: Option<LogFormat>,
+    /// How many of a run's events may be live before the store committed them (at least 1).
+    #[serde(default)]
+    pub record_backlog: Option<usize>,
 }
 
 impl FileConfig {
@@ -245,6 +248,12 @@ impl FileConfig {
         }
         if let Some(v) = self.body_limit {
             base.body_limit = v;
+        }
+        if let Some(v) = self.record_backlog {
+            if v == 0 {
+                return Err(invalid("record_backlog", "must be at least 1"));
+            }
+            base.record_backlog = v;
         }
         if let Some(v) = self.agents {
             base.agents = v;

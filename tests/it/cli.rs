@@ -60,3 +60,23 @@ fn without_a_terminal_approvals_follow_the_flags() {
         "{text}"
     );
 }
+
+#[test]
+fn serve_refuses_a_zero_record_backlog_before_binding() {
+    let out = bin()
+        .args([
+            "serve",
+            "--bind",
+            "127.0.0.1:0",
+            "--store",
+            "memory",
+            "--record-backlog",
+            "0",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "clap refuses the value");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--record-backlog"), "{err}");
+    assert!(out.stdout.is_empty(), "nothing was served");
+}

@@ -52,6 +52,7 @@ fn config_file_the_committed_example_parses_and_applies() {
     assert_eq!(config.retention.max_events_per_tenant, Some(1_000_000));
     assert_eq!(config.retention.interval, Duration::from_secs(3600));
     assert_eq!(config.log_format, LogFormat::Json);
+    assert_eq!(config.record_backlog, 8192);
     assert_eq!(config.ip_limits.requests_per_second, Some(5.0));
     assert_eq!(config.ip_limits.burst, Some(20));
     assert_eq!(config.ip_limits.max_clients, Some(10_000));
@@ -106,6 +107,9 @@ fn config_file_unknown_keys_and_bad_values_are_errors_that_name_them() {
     assert!(err.to_string().contains("requests_per_second"), "{err}");
     let interval = parse("[retention]\ninterval = \"0s\"").unwrap();
     assert!(interval.apply(ServerConfig::default(), |_| None).is_err());
+    let backlog = parse("record_backlog = 0").unwrap();
+    let err = backlog.apply(ServerConfig::default(), |_| None).unwrap_err();
+    assert!(err.to_string().contains("record_backlog"), "{err}");
     assert!(matches!(
         FileConfig::load(Path::new("/nonexistent/serve.toml")),
         Err(ConfigError::Read { .. })
