@@ -32,7 +32,7 @@ use super::super::config::CodexConfig;
 use super::super::translate::exec::{ExecTerminal, ExecTranslator};
 use super::super::transport::Transport;
 use super::super::wire::exec::{ExecEvent, parse_exec_line};
-use super::super::{DRIVER_TYPE, argv, home};
+use super::super::{argv, home};
 use super::input::{joined, settle_all};
 
 /// The transport name reported in the metadata.
@@ -429,35 +429,22 @@ impl ExecRun<'_> {
 
     fn response(mut self, model: String) -> Response {
         let success = self.failure.is_none() && self.tr.terminal() == Some(&ExecTerminal::Completed);
-        let text = self.tr.last_text().unwrap_or_default().to_owned();
-        let checkpoint = self
-            .tr
-            .thread_id()
-            .map(|id| super::checkpoint(id, self.req, &self.home, success));
-        let mut metadata = BTreeMap::new();
-        metadata.insert("transport".into(), Transport::Exec.as_str().into());
-        metadata.insert("turns".into(), self.turns.to_string());
-        if let Some(t) = self.tr.thread_id() {
-            metadata.insert("thread_id".into(), t.to_owned());
-        }
-        let structured = if success && self.req.output_schema.is_some() {
-            serde_json::from_str(&text).ok()
-        } else {
-            None
-        };
-        Response {
-            text,
-            summary: String::new(),
+        super::finish::Finished {
+            req: self.req,
+            home: &self.home,
+            transport: Transport::Exec,
+            success,
+            turns: self.turns,
+            thread_id: self.tr.thread_id().map(str::to_owned),
+            turn_id: None,
+            text: self.tr.last_text().unwrap_or_default().to_owned(),
             model,
-            provider: DRIVER_TYPE.into(),
             usage: self.tr.usage(),
-            metadata,
             transcript: self.tr.take_transcript(),
             raw: std::mem::take(&mut self.raw),
-            checkpoint,
             failure: self.failure.take(),
             exit: self.exit,
-            structured,
         }
+        .response()
     }
 }

@@ -19,14 +19,13 @@
 
 pub(super) mod conn;
 mod exec;
+mod finish;
 mod input;
 mod turn;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-
-use serde_json::Value;
 
 use crate::driver::process::{Lease, PoolKey, ProcessPool, ProcessRegistry, Taken};
 use crate::driver::{
@@ -39,7 +38,7 @@ use super::config::{CodexConfig, DEFAULT_TURN_TIMEOUT};
 use super::translate::Translator;
 use super::transport::{self, Facts, Refusal, Transport};
 use super::wire::items::TurnStatus;
-use super::{DRIVER_TYPE, argv, home};
+use super::{argv, home};
 use crate::skills::SkillOverlay;
 use conn::{Conn, Launch};
 
@@ -421,44 +420,28 @@ impl Exec<'_> {
                 format!("codex app-server exited abnormally ({exit:?})"),
             );
         }
-        let text = self.tr.last_text().unwrap_or_default().to_owned();
-        let checkpoint = self
-            .tr
-            .thread_id()
-            .map(|id| checkpoint(id, self.req, &self.home, success));
-        let mut metadata = std::collections::BTreeMap::new();
-        metadata.insert("transport".into(), TRANSPORT.into());
-        metadata.insert("turns".into(), self.turns.to_string());
-        if let Some(t) = self.tr.thread_id() {
-            metadata.insert("thread_id".into(), t.to_owned());
-        }
-        if let Some(t) = self.tr.turn_id() {
-            metadata.insert("turn_id".into(), t.to_owned());
-        }
-        let structured = if success && self.req.output_schema.is_some() {
-            serde_json::from_str::<Value>(&text).ok()
-        } else {
-            None
-        };
         let model = self
             .model
             .clone()
             .or_else(|| self.req.model.clone())
             .or_else(|| self.config.model.clone())
             .unwrap_or_default();
-        Response {
-            text,
-            summary: String::new(),
+        finish::Finished {
+            req: self.req,
+            home: &self.home,
+            transport: Transport::AppServer,
+            success,
+            turns: self.turns,
+            thread_id: self.tr.thread_id().map(str::to_owned),
+            turn_id: self.tr.turn_id().map(str::to_owned),
+            text: self.tr.last_text().unwrap_or_default().to_owned(),
             model,
-            provider: DRIVER_TYPE.into(),
             usage: self.tr.usage(),
-            metadata,
             transcript: self.tr.take_transcript(),
             raw: std::mem::take(&mut self.raw),
-            checkpoint,
             failure: self.failure.take(),
             exit: self.exit,
-            structured,
         }
+        .response()
     }
 }
