@@ -14,7 +14,7 @@ use super::resources::RequestGrants;
 use super::retention::RetentionSettings;
 use super::telemetry::LogFormat;
 use crate::recorder::ExposurePolicy;
-use crate::vocab::{McpServer, SkillRef};
+use crate::vocab::{McpServer, ServiceSpec, SkillRef};
 use crate::workspace::WorkspaceSpec;
 
 /// One agent the service offers: a name in the URL, the provider that drives it and its configuration.
@@ -52,6 +52,14 @@ pub struct AgentSpec {
     /// by default it is removed.
     #[serde(default)]
     pub keep_workspaces: bool,
+    /// Runtime services every run of the agent gets, ensured by the agent's service manager (given in
+    /// code: `HostResources::service_manager`; declaring services without one refuses to start).
+    #[serde(default)]
+    pub services: Vec<ServiceSpec>,
+    /// Services a run request may name (`"services": ["name"]`, only where `allow_request.services` is
+    /// set): the operator's specs, picked by name; unknown names are refused.
+    #[serde(default)]
+    pub service_catalog: Vec<ServiceSpec>,
     /// What a run request may add beyond skills from the library (off by default).
     #[serde(default)]
     pub allow_request: RequestGrants,
@@ -71,6 +79,8 @@ impl AgentSpec {
             skill_library: Vec::new(),
             workspace: None,
             keep_workspaces: false,
+            services: Vec::new(),
+            service_catalog: Vec::new(),
             allow_request: RequestGrants::default(),
         }
     }

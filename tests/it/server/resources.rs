@@ -58,6 +58,7 @@ async fn configured_and_requested_resources_reach_the_driver() {
         json!({
             "instructions": true, "mcp": ["base:http"], "skills": ["always"], "skill_library": ["lib"],
             "workspace": "shared", "request_mcp": true, "request_workspace": false, "host_tools": false,
+            "services": [], "service_catalog": [], "request_services": false,
         })
     );
 
