@@ -335,7 +335,10 @@ fn check_transport(server: &McpServer, desc: &Descriptor) -> Result<(), String> 
 /// non-empty catalog. (Whether a service manager serves them is checked where the host's resources
 /// are known.)
 fn check_services(spec: &AgentSpec) -> Result<(), String> {
-    for (field, list) in [("services", &spec.services), ("service_catalog", &spec.service_catalog)] {
+    for (field, list) in [
+        ("services", &spec.services),
+        ("service_catalog", &spec.service_catalog),
+    ] {
         let mut names = BTreeSet::new();
         for s in list {
             if s.name.trim().is_empty() {
