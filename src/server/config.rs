@@ -13,6 +13,7 @@ use super::limits::Limits;
 use super::resources::RequestGrants;
 use super::retention::RetentionSettings;
 use super::telemetry::LogFormat;
+use crate::profile::{Resources, Selection};
 use crate::recorder::ExposurePolicy;
 use crate::vocab::{McpServer, ServiceSpec, SkillRef};
 use crate::workspace::WorkspaceSpec;
@@ -60,6 +61,15 @@ pub struct AgentSpec {
     /// set): the operator's specs, picked by name; unknown names are refused.
     #[serde(default)]
     pub service_catalog: Vec<ServiceSpec>,
+    /// The agent's provider profile (`{kind = "native"}`, `{kind = "dedicated", dir = "..."}`,
+    /// `{kind = "clone_native", options = {...}}`, ...; the driver's own dir by default). Operator-only:
+    /// a request never chooses a profile.
+    #[serde(default)]
+    pub profile: Selection,
+    /// What the profile holds (skills, instructions, subagents, config patches, MCP servers),
+    /// materialized into a managed profile dir before a launch finds it out of date.
+    #[serde(default)]
+    pub profile_resources: Resources,
     /// What a run request may add beyond skills from the library (off by default).
     #[serde(default)]
     pub allow_request: RequestGrants,
@@ -81,6 +91,8 @@ impl AgentSpec {
             keep_workspaces: false,
             services: Vec::new(),
             service_catalog: Vec::new(),
+            profile: Selection::Default,
+            profile_resources: Resources::default(),
             allow_request: RequestGrants::default(),
         }
     }

@@ -23,6 +23,7 @@ use super::config::AgentSpec;
 use super::error::ApiError;
 use super::views::ResourcesView;
 use crate::driver::Descriptor;
+use crate::profile::{Family, Selection};
 use crate::runtime::{AgentBuilder, CallOptions};
 use crate::skills::SkillSet;
 use crate::vocab::{McpServer, McpTransport, ServiceSpec, SkillRef, SkillSource};
@@ -98,6 +99,13 @@ impl AgentResources {
             ));
         }
         check_services(spec)?;
+        let has_profile = spec.profile != Selection::Default || !spec.profile_resources.is_empty();
+        if has_profile && Family::for_driver(&desc.driver_type).is_none() {
+            return Err(format!(
+                "profile: the {} driver has no profile family (only claude and codex)",
+                desc.driver_type
+            ));
+        }
         let mut keys = BTreeSet::new();
         for s in &spec.skill_library {
             if s.source == SkillSource::Key {
@@ -139,6 +147,12 @@ impl AgentResources {
         }
         if !spec.services.is_empty() {
             builder = builder.services(spec.services.clone());
+        }
+        if spec.profile != Selection::Default {
+            builder = builder.profile(spec.profile.clone());
+        }
+        if !spec.profile_resources.is_empty() {
+            builder = builder.profile_resources(spec.profile_resources.clone());
         }
         let kept = AgentResources {
             instructions: spec.instructions.clone(),
