@@ -41,6 +41,7 @@ pub struct AgentBuilder {
     service_cleanup: Duration,
     profile: crate::profile::Selection,
     profile_resources: crate::profile::Resources,
+    profile_home: Option<std::path::PathBuf>,
 }
 
 shared_options!(AgentBuilder);
@@ -131,6 +132,14 @@ impl AgentBuilder {
         self
     }
 
+    /// The home directory the native profile dir (`~/.claude`, `~/.codex`) and default clone dirs
+    /// resolve under (construction-only; default `$HOME`): a host serving another user's home, or a
+    /// sandbox.
+    pub fn profile_home(mut self, home: impl Into<std::path::PathBuf>) -> Self {
+        self.profile_home = Some(home.into());
+        self
+    }
+
     /// Profile resources, merged over earlier ones by [`Resources::merge`](crate::profile::Resources::merge)
     /// (skills append; every other declared family replaces). They are materialized into the profile
     /// dir before a launch finds them out of date, or by [`Agent::sync_profile`].
@@ -184,6 +193,7 @@ impl AgentBuilder {
                     selection: self.profile,
                     resources: self.profile_resources,
                     selected: Default::default(),
+                    home: self.profile_home,
                 },
             }),
         }
@@ -302,6 +312,7 @@ impl Agent {
             service_cleanup: super::services::CLEANUP_BOUND,
             profile: Default::default(),
             profile_resources: Default::default(),
+            profile_home: None,
         }
     }
 

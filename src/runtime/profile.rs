@@ -22,6 +22,8 @@ pub(crate) struct ProfileSettings {
     pub selection: Selection,
     pub resources: Resources,
     pub selected: Mutex<Option<Vec<String>>>,
+    /// The home the native and clone dirs resolve under (`$HOME` when unset).
+    pub home: Option<PathBuf>,
 }
 
 /// What a profile snapshot may do.
@@ -83,7 +85,7 @@ impl AgentInner {
         let driver_type = &self.descriptor.driver_type;
         let family =
             Family::for_driver(driver_type).ok_or_else(|| ProfileError::Unsupported(driver_type.clone()))?;
-        if let Some(r) = profile::resolve(family, &p.selection, &home(), name) {
+        if let Some(r) = profile::resolve(family, &p.selection, &p.home.clone().unwrap_or_else(home), name) {
             return Ok(Some(r));
         }
         let dir = self

@@ -56,9 +56,18 @@ pub enum AgentError {
         /// Why.
         reason: String,
     },
-    /// Host tools were given for an agent the configuration does not have.
-    #[error("host tools given for an unknown agent {0:?}")]
+    /// Host resources (tools, a service manager, run service providers) were given for an agent the
+    /// configuration does not have.
+    #[error("host resources given for an unknown agent {0:?}")]
     ToolsForUnknownAgent(String),
+}
+
+/// What the embedding host gives one agent (see [`super::HostResources`]).
+#[derive(Default)]
+pub(crate) struct HostParts {
+    pub tools: Option<Vec<crate::tools::Tool>>,
+    pub manager: Option<Arc<dyn crate::runtime::ServiceManager>>,
+    pub providers: Vec<Arc<dyn crate::runtime::RunServiceProvider>>,
 }
 
 /// One agent as the service holds it.
@@ -238,11 +247,12 @@ fn is_executable(p: &Path) -> bool {
 
 /// Builds every configured agent, then (when enabled) one agent per provider whose CLI is present and
 /// that no configured agent already uses under the provider's name.
-/// Builds the agents of `config` over `store`; `tools` are the host tools of agents by name.
+/// Builds the agents of `config` over `store`; `host` holds the host's tools, service managers and
+/// run service providers by agent name.
 pub fn build(
     config: &ServerConfig,
     store: &Arc<dyn ThreadStore>,
-    mut tools: BTreeMap<String, Vec<crate::tools::Tool>>,
+    mut host: super::HostResources,
 ) -> Result<Agents, AgentError> {
     let mut specs = config.agents.clone();
     if config.discover_clis {
@@ -275,9 +285,9 @@ pub fn build(
         let mut builder = Agent::builder_arc(driver)
             .thread_store(store.clone())
             .policy(policy);
-        let host_tools = tools.remove(&spec.name);
-        let has_tools = host_tools.is_some();
-        if let Some(host_tools) = host_tools {
+        let parts = host.take(&spec.name);
+        let has_tools = parts.tools.is_some();
+        if let Some(host_tools) = parts.tools {
             if !descriptor.mcp.http {
                 return Err(refuse(format!(
                     "host tools need HTTP MCP, which the {} driver does not take",
@@ -286,6 +296,7 @@ pub fn build(
             }
             builder = builder.tools(host_tools);
         }
+        builder = with_services(&spec, builder, parts.manager, parts.providers).map_err(refuse)?;
         let (with_resources, mut resources) = AgentResources::install(&spec, builder);
         builder = with_resources;
         if has_tools {
@@ -309,10 +320,40 @@ pub fn build(
             },
         );
     }
-    if let Some(name) = tools.into_keys().next() {
+    if let Some(name) = host.leftover() {
         return Err(AgentError::ToolsForUnknownAgent(name));
     }
     Ok(agents)
+}
+
+/// Gives the agent the host's service manager and run service providers; services declared (or offered
+/// to requests) without a manager are refused here, at startup, rather than failing every run.
+fn with_services(
+    spec: &AgentSpec,
+    mut builder: crate::runtime::AgentBuilder,
+    manager: Option<Arc<dyn crate::runtime::ServiceManager>>,
+    providers: Vec<Arc<dyn crate::runtime::RunServiceProvider>>,
+) -> Result<crate::runtime::AgentBuilder, String> {
+    match manager {
+        Some(m) => builder = builder.service_manager(m),
+        None if !spec.services.is_empty() || !spec.service_catalog.is_empty() => {
+            let names: Vec<&str> = spec
+                .services
+                .iter()
+                .chain(&spec.service_catalog)
+                .map(|s| s.name.as_str())
+                .collect();
+            return Err(format!(
+                "services {names:?} declared but the agent has no service manager \
+                 (service_manager_missing: give one with HostResources::service_manager)"
+            ));
+        }
+        None => {}
+    }
+    for p in providers {
+        builder = builder.run_service_provider(p);
+    }
+    Ok(builder)
 }
 
 /// The non-empty `directory` of a driver config (every provider's `CommonConfig` has it).

@@ -13,8 +13,9 @@ use super::limits::Limits;
 use super::resources::RequestGrants;
 use super::retention::RetentionSettings;
 use super::telemetry::LogFormat;
+use crate::profile::{Resources, Selection};
 use crate::recorder::ExposurePolicy;
-use crate::vocab::{McpServer, SkillRef};
+use crate::vocab::{McpServer, ServiceSpec, SkillRef};
 use crate::workspace::WorkspaceSpec;
 
 /// One agent the service offers: a name in the URL, the provider that drives it and its configuration.
@@ -52,6 +53,23 @@ pub struct AgentSpec {
     /// by default it is removed.
     #[serde(default)]
     pub keep_workspaces: bool,
+    /// Runtime services every run of the agent gets, ensured by the agent's service manager (given in
+    /// code: `HostResources::service_manager`; declaring services without one refuses to start).
+    #[serde(default)]
+    pub services: Vec<ServiceSpec>,
+    /// Services a run request may name (`"services": ["name"]`, only where `allow_request.services` is
+    /// set): the operator's specs, picked by name; unknown names are refused.
+    #[serde(default)]
+    pub service_catalog: Vec<ServiceSpec>,
+    /// The agent's provider profile (`{kind = "native"}`, `{kind = "dedicated", dir = "..."}`,
+    /// `{kind = "clone_native", options = {...}}`, ...; the driver's own dir by default). Operator-only:
+    /// a request never chooses a profile.
+    #[serde(default)]
+    pub profile: Selection,
+    /// What the profile holds (skills, instructions, subagents, config patches, MCP servers),
+    /// materialized into a managed profile dir before a launch finds it out of date.
+    #[serde(default)]
+    pub profile_resources: Resources,
     /// What a run request may add beyond skills from the library (off by default).
     #[serde(default)]
     pub allow_request: RequestGrants,
@@ -71,6 +89,10 @@ impl AgentSpec {
             skill_library: Vec::new(),
             workspace: None,
             keep_workspaces: false,
+            services: Vec::new(),
+            service_catalog: Vec::new(),
+            profile: Selection::Default,
+            profile_resources: Resources::default(),
             allow_request: RequestGrants::default(),
         }
     }

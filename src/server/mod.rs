@@ -54,6 +54,7 @@ pub mod telemetry;
 mod threads;
 pub mod views;
 
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
@@ -253,27 +254,70 @@ pub fn router(state: Arc<AppState>) -> Router {
     }
 }
 
-/// What a host embedding the service gives its agents beyond the (serializable) configuration: host
-/// tools, by agent name. Each agent's tools are served to its CLI through the Agent's authenticated
-/// loopback MCP server, like [`AgentBuilder::tools`](crate::runtime::AgentBuilder::tools).
+/// What a host embedding the service gives its agents beyond the (serializable) configuration, by
+/// agent name: host tools (served to the CLI through the Agent's authenticated loopback MCP server,
+/// like [`AgentBuilder::tools`](crate::runtime::AgentBuilder::tools)), a service manager (ensures the
+/// agent's declared `services`) and run-scoped service providers. Naming an agent the configuration
+/// does not have fails the start.
 #[derive(Clone, Default)]
 pub struct HostResources {
-    tools: std::collections::BTreeMap<String, Vec<crate::tools::Tool>>,
+    tools: BTreeMap<String, Vec<crate::tools::Tool>>,
+    managers: BTreeMap<String, Arc<dyn crate::runtime::ServiceManager>>,
+    providers: BTreeMap<String, Vec<Arc<dyn crate::runtime::RunServiceProvider>>>,
 }
 
 impl std::fmt::Debug for HostResources {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("HostResources")
             .field("tools_for", &self.tools.keys().collect::<Vec<_>>())
+            .field("managers_for", &self.managers.keys().collect::<Vec<_>>())
+            .field("providers_for", &self.providers.keys().collect::<Vec<_>>())
             .finish()
     }
 }
 
 impl HostResources {
-    /// Adds host tools to the agent called `agent` (starting fails when there is no such agent).
+    /// Adds host tools to the agent called `agent`.
     pub fn tools(mut self, agent: &str, tools: impl IntoIterator<Item = crate::tools::Tool>) -> Self {
         self.tools.entry(agent.to_owned()).or_default().extend(tools);
         self
+    }
+
+    /// Sets the service manager of the agent called `agent` (it ensures the agent's `services` and
+    /// the catalog services a request names, and releases them after each run).
+    pub fn service_manager(mut self, agent: &str, manager: Arc<dyn crate::runtime::ServiceManager>) -> Self {
+        self.managers.insert(agent.to_owned(), manager);
+        self
+    }
+
+    /// Adds a run-scoped service provider to the agent called `agent` (attached to each of its runs;
+    /// its event source folds into the run's stream).
+    pub fn run_service_provider(
+        mut self,
+        agent: &str,
+        provider: Arc<dyn crate::runtime::RunServiceProvider>,
+    ) -> Self {
+        self.providers.entry(agent.to_owned()).or_default().push(provider);
+        self
+    }
+
+    /// Takes what the host gives the agent called `agent`.
+    pub(crate) fn take(&mut self, agent: &str) -> agents::HostParts {
+        agents::HostParts {
+            tools: self.tools.remove(agent),
+            manager: self.managers.remove(agent),
+            providers: self.providers.remove(agent).unwrap_or_default(),
+        }
+    }
+
+    /// An agent name given resources but not configured (after every configured agent took its own).
+    pub(crate) fn leftover(&self) -> Option<String> {
+        self.tools
+            .keys()
+            .chain(self.managers.keys())
+            .chain(self.providers.keys())
+            .next()
+            .cloned()
     }
 }
 
@@ -320,7 +364,7 @@ impl Server {
         host: HostResources,
     ) -> Result<RunningServer, ServerError> {
         let limits = Arc::new(Limiter::new(config.limits, &config.tenants));
-        let agents = agents::build(&config, &store, host.tools)?;
+        let agents = agents::build(&config, &store, host)?;
         let listener = TcpListener::bind(config.bind)
             .await
             .map_err(|source| ServerError::Bind {

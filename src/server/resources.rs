@@ -8,6 +8,10 @@
 //! (HTTP or SSE) MCP servers and a workspace spec. A request can never name a command (a stdio MCP
 //! server) or a path on the server (a skill directory or archive, a worktree parent directory): those
 //! stay the operator's.
+//!
+//! Runtime services follow the same split: the agent's declared `services` reach every run through
+//! the service manager the embedding host gave it in code; a request may only name services from the
+//! operator's `service_catalog`, by name, and only with `allow_request.services`.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -19,9 +23,10 @@ use super::config::AgentSpec;
 use super::error::ApiError;
 use super::views::ResourcesView;
 use crate::driver::Descriptor;
+use crate::profile::{Family, Selection};
 use crate::runtime::{AgentBuilder, CallOptions};
 use crate::skills::SkillSet;
-use crate::vocab::{McpServer, McpTransport, SkillRef, SkillSource};
+use crate::vocab::{McpServer, McpTransport, ServiceSpec, SkillRef, SkillSource};
 use crate::workspace::{GitWorktreeManager, ReleaseMode, WorkspaceSpec};
 
 /// What a run request may add beyond skills from the agent's library.
@@ -35,6 +40,10 @@ pub struct RequestGrants {
     /// ref and branch template; the worktree parent directory stays the operator's).
     #[serde(default)]
     pub workspace: bool,
+    /// A request may name runtime services from the agent's `service_catalog` (by name only: the
+    /// settings stay the operator's).
+    #[serde(default)]
+    pub services: bool,
 }
 
 /// What a run request asks for (the resource fields of its body).
@@ -48,6 +57,8 @@ pub struct RunResources<'a> {
     pub mcp: &'a [McpServer],
     /// The workspace spec.
     pub workspace: Option<&'a WorkspaceSpec>,
+    /// Service names from the agent's catalog.
+    pub services: &'a [String],
 }
 
 /// The resource part of a served agent, kept to check and complete run requests.
@@ -60,6 +71,8 @@ pub struct AgentResources {
     workspace: Option<WorkspaceSpec>,
     grants: RequestGrants,
     host_tools: bool,
+    services: Vec<ServiceSpec>,
+    catalog: Vec<ServiceSpec>,
 }
 
 impl AgentResources {
@@ -82,6 +95,14 @@ impl AgentResources {
         if (!spec.skills.is_empty() || !spec.skill_library.is_empty()) && !desc.skills.supported {
             return Err(format!(
                 "the {} driver cannot materialize skills",
+                desc.driver_type
+            ));
+        }
+        check_services(spec)?;
+        let has_profile = spec.profile != Selection::Default || !spec.profile_resources.is_empty();
+        if has_profile && Family::for_driver(&desc.driver_type).is_none() {
+            return Err(format!(
+                "profile: the {} driver has no profile family (only claude and codex)",
                 desc.driver_type
             ));
         }
@@ -124,6 +145,15 @@ impl AgentResources {
         if let Some(ws) = &spec.workspace {
             builder = builder.workspace_spec(ws.clone());
         }
+        if !spec.services.is_empty() {
+            builder = builder.services(spec.services.clone());
+        }
+        if spec.profile != Selection::Default {
+            builder = builder.profile(spec.profile.clone());
+        }
+        if !spec.profile_resources.is_empty() {
+            builder = builder.profile_resources(spec.profile_resources.clone());
+        }
         let kept = AgentResources {
             instructions: spec.instructions.clone(),
             mcp: spec.mcp.clone(),
@@ -132,6 +162,8 @@ impl AgentResources {
             workspace: spec.workspace.clone(),
             grants: spec.allow_request,
             host_tools: false,
+            services: spec.services.clone(),
+            catalog: spec.service_catalog.clone(),
         };
         (builder, kept)
     }
@@ -162,6 +194,9 @@ impl AgentResources {
             request_mcp: self.grants.mcp,
             request_workspace: self.grants.workspace,
             host_tools: self.host_tools,
+            services: self.services.iter().map(|s| s.name.clone()).collect(),
+            service_catalog: self.catalog.iter().map(|s| s.name.clone()).collect(),
+            request_services: self.grants.services,
         }
     }
 
@@ -195,7 +230,35 @@ impl AgentResources {
         if let Some(ws) = req.workspace {
             o = o.workspace_spec(self.workspace_for(ws)?);
         }
+        if !req.services.is_empty() {
+            o = o.services(self.services_with(req.services)?);
+        }
         Ok(o)
+    }
+
+    /// The agent's declared services plus the catalog services the request names (each once).
+    fn services_with(&self, names: &[String]) -> Result<Vec<ServiceSpec>, ApiError> {
+        if !self.grants.services {
+            return Err(not_allowed(
+                "services",
+                "this agent takes no services from requests (allow_request.services)",
+            ));
+        }
+        let mut all = self.services.clone();
+        for (i, name) in names.iter().enumerate() {
+            let spec = self.catalog.iter().find(|s| &s.name == name).ok_or_else(|| {
+                ApiError::new(
+                    StatusCode::UNPROCESSABLE_ENTITY,
+                    "unknown_service",
+                    format!("no service {name:?} in the agent's service catalog"),
+                )
+                .field(format!("services[{i}]"))
+            })?;
+            if !all.iter().any(|s| s.name == spec.name) {
+                all.push(spec.clone());
+            }
+        }
+        Ok(all)
     }
 
     /// The agent's MCP servers plus the request's remote ones.
@@ -282,6 +345,30 @@ fn check_transport(server: &McpServer, desc: &Descriptor) -> Result<(), String> 
     }
 }
 
+/// The agent's declared services and catalog: named, each name once per list, and a grant only over a
+/// non-empty catalog. (Whether a service manager serves them is checked where the host's resources
+/// are known.)
+fn check_services(spec: &AgentSpec) -> Result<(), String> {
+    for (field, list) in [
+        ("services", &spec.services),
+        ("service_catalog", &spec.service_catalog),
+    ] {
+        let mut names = BTreeSet::new();
+        for s in list {
+            if s.name.trim().is_empty() {
+                return Err(format!("{field}: a service has no name"));
+            }
+            if !names.insert(s.name.as_str()) {
+                return Err(format!("{field}: duplicate service name {:?}", s.name));
+            }
+        }
+    }
+    if spec.allow_request.services && spec.service_catalog.is_empty() {
+        return Err("allow_request.services: the agent's service_catalog is empty".into());
+    }
+    Ok(())
+}
+
 fn not_allowed(field: &str, message: &str) -> ApiError {
     ApiError::new(StatusCode::FORBIDDEN, "resource_not_allowed", message).field(field)
 }
@@ -366,6 +453,7 @@ mod tests {
         s.allow_request = RequestGrants {
             mcp: true,
             workspace: true,
+            services: false,
         };
         let (_, kept) = AgentResources::install(&s, crate::runtime::Agent::builder(NoDriver));
         kept.apply(ask, CallOptions::new()).unwrap();

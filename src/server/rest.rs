@@ -128,6 +128,10 @@ pub struct StartRunBody {
     #[serde(default)]
     #[schema(value_type = Option<Object>)]
     pub workspace: Option<WorkspaceSpec>,
+    /// Runtime services from the agent's `service_catalog`, by name (only where the agent's
+    /// `allow_request.services` is set), added to the agent's declared services.
+    #[serde(default)]
+    pub services: Vec<String>,
 }
 
 impl StartRunBody {
@@ -177,6 +181,7 @@ impl StartRunBody {
                 skills: &self.skills,
                 mcp: &self.mcp,
                 workspace: self.workspace.as_ref(),
+                services: &self.services,
             },
             o,
         )

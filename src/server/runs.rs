@@ -392,21 +392,34 @@ struct Pump {
     slot: Option<RunSlot>,
 }
 
+/// A run result as the service shows it: `text`, `turns`, `summary`, and `services` (name, state,
+/// endpoint, env variable *names*, cleanup error) when the run had any.
+fn result_json(r: &crate::runtime::RunResult) -> Value {
+    let mut v = json!({ "text": r.text, "turns": r.turns, "summary": r.summary });
+    let services = r.services();
+    if !services.is_empty() {
+        v["services"] = json!(services);
+    }
+    v
+}
+
 /// The store state and JSON of a finished run's outcome.
 pub fn outcome_state(outcome: &RunOutcome) -> (RunState, Option<Value>, Option<Value>) {
     match outcome {
-        Ok(r) => (
-            RunState::Succeeded,
-            Some(json!({ "text": r.text, "turns": r.turns, "summary": r.summary })),
-            None,
-        ),
+        Ok(r) => (RunState::Succeeded, Some(result_json(r)), None),
         Err(e) => {
             let state = if e.reason() == Some(FailureReason::Cancelled) {
                 RunState::Cancelled
             } else {
                 RunState::Failed
             };
-            (state, None, serde_json::to_value(e.info()).ok())
+            // A failed run shows its partial result only when it had services: their reports say
+            // which cleanup failed.
+            let partial = e
+                .as_run()
+                .filter(|r| !r.result.services().is_empty())
+                .map(|r| result_json(&r.result));
+            (state, partial, serde_json::to_value(e.info()).ok())
         }
     }
 }

@@ -89,6 +89,12 @@ pub struct ResourcesView {
     pub request_workspace: bool,
     /// The agent has host tools (served over its loopback MCP server).
     pub host_tools: bool,
+    /// The runtime services every run gets, by name.
+    pub services: Vec<String>,
+    /// The services a run request may name (`"services": [name]`, with `request_services`).
+    pub service_catalog: Vec<String>,
+    /// A run request may name services from the catalog.
+    pub request_services: bool,
 }
 
 /// `GET /v1/agents`.

@@ -166,3 +166,49 @@ async fn codex_runs_on_a_cloned_profile_with_its_copied_skills_and_keeps_its_ses
     agent.close(std::time::Duration::from_secs(10)).await.unwrap();
     cx.assert_reaped();
 }
+
+#[tokio::test]
+async fn claude_runs_on_the_native_profile_reading_it_and_writing_nothing_of_the_sdk_into_it() {
+    let Some(cl) = Cl::new().await else { return };
+    // The sandbox HOME's own `~/.claude`: a user memory and a user skill, each with a marker.
+    let native = cl.env.home.join(".claude");
+    std::fs::create_dir_all(native.join("skills/native-notes")).unwrap();
+    std::fs::write(
+        native.join("CLAUDE.md"),
+        "NATIVE-MEMORY-MARKER: the user's own memory.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        native.join("skills/native-notes/SKILL.md"),
+        "---\nname: native-notes\ndescription: NATIVE-SKILL-MARKER notes\n---\n# notes\n",
+    )
+    .unwrap();
+    let before = super::snapshot_tree(&native);
+    let agent = Agent::builder(cl.driver.clone())
+        .profile(Selection::native())
+        .profile_home(&cl.env.home)
+        .build();
+    let r = agent.send("hello native", cl.oneshot()).result().await.unwrap();
+    assert!(r.text.contains("hello native"), "{}", r.text);
+    let body = cl.requests().last().unwrap().body.clone().unwrap().to_string();
+    for marker in ["NATIVE-MEMORY-MARKER", "NATIVE-SKILL-MARKER"] {
+        assert!(
+            body.contains(marker),
+            "{marker}: the run did not read the native dir"
+        );
+    }
+    // What the user had is byte for byte unchanged, and the SDK wrote nothing of its own (no manifest,
+    // no managed block); the CLI itself may add its session files.
+    let after = super::snapshot_tree(&native);
+    for (path, bytes) in &before {
+        assert_eq!(after.get(path), Some(bytes), "{} changed", path.display());
+    }
+    assert!(!native.join(agent_adaptor::profile::sync::MANIFEST).exists());
+    assert!(
+        after
+            .values()
+            .all(|b| !String::from_utf8_lossy(b).contains(agent_adaptor::profile::sync::BLOCK_BEGIN)),
+        "no SDK-managed block in the native dir"
+    );
+    cl.assert_reaped();
+}

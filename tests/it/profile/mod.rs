@@ -1,6 +1,6 @@
 //! Profiles: selections resolved and prepared on a real file tree under a temp HOME (clones copy and
 //! link what they should, the native dir is never touched), resources synced and reported truthfully,
-//! the skill selection, and — against the real CLIs — runs on a dedicated / cloned profile that see the
+//! the skill selection, and — against the real CLIs — runs on a dedicated / cloned / native profile that see the
 //! profile's resources and keep their sessions there, with the `profile_fingerprint` thread guard.
 
 mod clis;

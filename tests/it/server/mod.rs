@@ -23,6 +23,7 @@ mod retention;
 mod runs;
 mod schemas;
 mod security;
+mod services;
 mod standby;
 mod tenancy;
 mod threads;

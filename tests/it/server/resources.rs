@@ -58,6 +58,7 @@ async fn configured_and_requested_resources_reach_the_driver() {
         json!({
             "instructions": true, "mcp": ["base:http"], "skills": ["always"], "skill_library": ["lib"],
             "workspace": "shared", "request_mcp": true, "request_workspace": false, "host_tools": false,
+            "services": [], "service_catalog": [], "request_services": false,
         })
     );
 
@@ -167,6 +168,11 @@ async fn an_agent_whose_driver_cannot_take_its_resources_does_not_start() {
     config.agents[0].mcp = vec![McpServer::http("m", "http://127.0.0.1:9/mcp")];
     let e = Server::start(config).await.unwrap_err().to_string();
     assert!(e.contains("takes no http MCP servers"), "{e}");
+    // A profile the driver has no family for.
+    let mut config = ServerConfig::for_tests();
+    config.agents[0].profile = agent_adaptor::profile::Selection::native();
+    let e = Server::start(config).await.unwrap_err().to_string();
+    assert!(e.contains("no profile family"), "{e}");
     // Host tools for an agent that does not exist.
     let host = HostResources::default().tools("ghost", [crate::tools::add(Default::default())]);
     let e = Server::start_with(ServerConfig::for_tests(), host)
@@ -292,12 +298,7 @@ async fn the_real_claude_cli_reaches_a_configured_mcp_server_and_a_host_tool() {
     };
     let probe = SseMcpServer::start().await.unwrap();
     let mut config = ServerConfig::for_tests();
-    let mut spec = AgentSpec::new("claude", "claude").with_config(json!({
-        "command": agent_adaptor::testkit::cli::find(agent_adaptor::testkit::cli::Cli::Claude),
-        "directory": cl.env.cwd,
-        "config_dir": cl.env.config_dir,
-        "env": cl.env.vars(),
-    }));
+    let mut spec = claude_spec(&cl, json!({}));
     spec.mcp = vec![McpServer::sse("sseprobe", probe.url())];
     config.agents = vec![spec];
     let calls = crate::tools::Calls::default();
@@ -305,15 +306,40 @@ async fn the_real_claude_cli_reaches_a_configured_mcp_server_and_a_host_tool() {
     let server = Server::start_with(config, host).await.unwrap();
     let base = server.url();
     // Auto-approve: the one-shot transport; the SSE tool needs no answer, the host tool is pre-approved.
-    let run = start_run(
-        &base,
-        "/v1/agents/claude/runs",
-        json!({"prompt": "echo then add", "approvals": {"permission": "auto_approve"}}),
-    )
-    .await;
-    let done = tokio::time::timeout(Duration::from_secs(120), async {
+    let done = claude_run(&base, "echo then add").await;
+    assert_eq!(done["state"], "succeeded", "{done}");
+    assert_eq!(done["result"]["text"], "Sum: 42", "{done}");
+    assert_eq!(probe.calls(), vec![json!({"text": "hi"})]);
+    assert_eq!(*calls.lock().unwrap(), vec![(2, 40)]);
+    server.shutdown().await.unwrap();
+}
+
+/// The `claude` agent of a real-CLI setup (its binary, project, config dir and environment), with the
+/// spec fields in `extra` (as the configuration file would give them).
+fn claude_spec(cl: &crate::claude_driver::Cl, extra: Value) -> AgentSpec {
+    let mut spec = json!({
+        "name": "claude",
+        "provider": "claude",
+        "config": {
+            "command": agent_adaptor::testkit::cli::find(agent_adaptor::testkit::cli::Cli::Claude),
+            "directory": cl.env.cwd,
+            "config_dir": cl.env.config_dir,
+            "env": cl.env.vars(),
+        },
+    });
+    for (k, v) in extra.as_object().cloned().unwrap_or_default() {
+        spec[k] = v;
+    }
+    serde_json::from_value(spec).expect("a valid agent spec")
+}
+
+/// Runs `prompt` on the `claude` agent with auto-approval (the one-shot transport); the finished view.
+async fn claude_run(base: &str, prompt: &str) -> Value {
+    let body = json!({"prompt": prompt, "approvals": {"permission": "auto_approve"}});
+    let run = start_run(base, "/v1/agents/claude/runs", body).await;
+    tokio::time::timeout(Duration::from_secs(120), async {
         loop {
-            let v = super::state(&base, &run_id(&run)).await;
+            let v = super::state(base, &run_id(&run)).await;
             if v["state"] != "running" && v["state"] != "parked" {
                 return v;
             }
@@ -321,10 +347,39 @@ async fn the_real_claude_cli_reaches_a_configured_mcp_server_and_a_host_tool() {
         }
     })
     .await
-    .expect("the run finished");
+    .expect("the run finished")
+}
+
+#[tokio::test]
+async fn the_real_claude_cli_runs_on_the_dedicated_profile_its_configuration_selects() {
+    let Some(cl) = crate::claude_driver::Cl::new().await else {
+        return;
+    };
+    let dedicated = cl.env.root.join("served-profile");
+    let mut config = ServerConfig::for_tests();
+    config.agents = vec![claude_spec(
+        &cl,
+        json!({
+            "profile": {"kind": "dedicated", "dir": dedicated},
+            "profile_resources": {"instructions": "SERVED-PROFILE-MARKER: answer briefly."},
+        }),
+    )];
+    let server = Server::start(config).await.unwrap();
+    let done = claude_run(&server.url(), "hello served profile").await;
     assert_eq!(done["state"], "succeeded", "{done}");
-    assert_eq!(done["result"]["text"], "Sum: 42", "{done}");
-    assert_eq!(probe.calls(), vec![json!({"text": "hi"})]);
-    assert_eq!(*calls.lock().unwrap(), vec![(2, 40)]);
+    let body = cl.requests().last().unwrap().body.clone().unwrap().to_string();
+    assert!(
+        body.contains("SERVED-PROFILE-MARKER"),
+        "the profile's instructions reach the model"
+    );
+    assert!(
+        dedicated.join("projects").is_dir(),
+        "the session lives in the dedicated profile"
+    );
+    assert!(
+        !cl.env.config_dir.join("projects").exists(),
+        "not in the driver's own dir"
+    );
     server.shutdown().await.unwrap();
+    cl.assert_reaped();
 }
