@@ -9,6 +9,7 @@
 //! | instructions | `CLAUDE.md` | `AGENTS.md` |
 //! | auth | `.credentials.json` | `auth.json` |
 //! | agents | `agents/<name>.md` | — |
+//! | hooks | `settings.json` `hooks` | — (needs user-granted hook trust) |
 
 use std::path::{Path, PathBuf};
 
@@ -113,10 +114,17 @@ impl Family {
                 M::NotMaterialized,
                 Some("the Codex driver owns config.toml (use the driver configuration)"),
             ),
-            (_, ProfileResourceKind::Hooks) => (
+            (Family::Claude, ProfileResourceKind::Hooks) => (S::PortableExtended, M::FileManaged, None),
+            // Codex 0.171.0 has lifecycle hooks (`hooks.json`), but runs a new or changed hook only
+            // after the user trusted it (a persisted hash, or `--dangerously-bypass-hook-trust`): the
+            // SDK does not grant that trust on the user's behalf.
+            (Family::Codex, ProfileResourceKind::Hooks) => (
                 S::Unsupported,
                 M::NotMaterialized,
-                Some("hooks are not materialized by the built-in drivers"),
+                Some(
+                    "Codex runs hooks only after the user trusts them (hooks.json + persisted trust); \
+                     the SDK does not grant hook trust on the user's behalf",
+                ),
             ),
         }
     }

@@ -4,6 +4,7 @@
 //! * [`family`] — where each provider family keeps what (native dir, settings, MCP, skills,
 //!   instructions, auth) and which resources it can hold.
 //! * [`clone`] — preparing a clone profile: copy settings / MCP / skills / auth, or link auth.
+//! * [`hooks`] — hooks in Claude Code's `settings.json` shape, replacing only the SDK's own groups.
 //! * [`sync`] — materializing resources into a managed profile dir and reporting desired versus
 //!   materialized state, per resource, truthfully.
 //!
@@ -14,6 +15,7 @@
 
 pub mod clone;
 pub mod family;
+pub mod hooks;
 pub mod sync;
 
 use std::path::{Path, PathBuf};
@@ -175,13 +177,66 @@ pub struct AgentSpec {
     pub prompt: String,
 }
 
-/// A lifecycle hook (no built-in driver materializes hooks yet: reported unsupported).
+/// A lifecycle hook: a shell command the CLI runs at an event of its agent loop. Materialized into
+/// Claude Code's `settings.json` `hooks` (see [`sync`]); reported unsupported elsewhere.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HookSpec {
-    /// The event (provider vocabulary, e.g. `PreToolUse`).
+    /// The event, in the provider's vocabulary (Claude Code: `PreToolUse`, `PostToolUse`,
+    /// `UserPromptSubmit`, `SessionStart`, `Stop`, …): letters and digits only.
     pub event: String,
-    /// The command to run.
+    /// Which tools (or sources) the hook applies to, for events that filter (a tool name, `Edit|Write`,
+    /// a regex); `None` matches everything.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub matcher: Option<String>,
+    /// The shell command; it reads the event as JSON on stdin. Exit code 2 blocks where the provider
+    /// allows it (Claude Code: a `PreToolUse` hook exiting 2 refuses the tool call, its stderr is the
+    /// reason the model sees).
     pub command: String,
+    /// How long the command may run, in seconds (`None`: the provider's default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_secs: Option<u64>,
+}
+
+impl HookSpec {
+    /// A hook running `command` at `event`, for every tool.
+    pub fn new(event: impl Into<String>, command: impl Into<String>) -> Self {
+        HookSpec {
+            event: event.into(),
+            matcher: None,
+            command: command.into(),
+            timeout_secs: None,
+        }
+    }
+
+    /// Only for what `matcher` matches.
+    pub fn matcher(mut self, matcher: impl Into<String>) -> Self {
+        self.matcher = Some(matcher.into());
+        self
+    }
+
+    /// With a timeout in seconds.
+    pub fn timeout_secs(mut self, secs: u64) -> Self {
+        self.timeout_secs = Some(secs);
+        self
+    }
+
+    /// Why the hook cannot be materialized, if it cannot: an empty or non-alphanumeric event, an empty
+    /// command, or a zero timeout.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.event.is_empty() || !self.event.chars().all(|c| c.is_ascii_alphanumeric()) {
+            return Err(format!(
+                "hook event {:?} is not an event name (letters and digits)",
+                self.event
+            ));
+        }
+        if self.command.trim().is_empty() {
+            return Err(format!("the {} hook has an empty command", self.event));
+        }
+        if self.timeout_secs == Some(0) {
+            return Err(format!("the {} hook has a zero timeout", self.event));
+        }
+        Ok(())
+    }
 }
 
 /// A settings patch: a JSON merge patch (RFC 7386) applied to the profile's settings file.
@@ -378,6 +433,14 @@ pub enum ProfileError {
     /// The native dir does not exist (nothing to use or clone).
     #[error("the source profile {0} does not exist")]
     SourceMissing(PathBuf),
+    /// A declared resource cannot be materialized as given (e.g. a hook without a command).
+    #[error("invalid {kind:?} resource: {reason}")]
+    Invalid {
+        /// The family.
+        kind: ProfileResourceKind,
+        /// What is wrong.
+        reason: String,
+    },
     /// A file operation failed.
     #[error("profile {path}: {reason}")]
     Io {

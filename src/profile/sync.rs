@@ -12,7 +12,7 @@
 //! | instructions | a marked block in `CLAUDE.md` | a marked block in `AGENTS.md` |
 //! | agents | `agents/<name>.md` | unsupported |
 //! | config | JSON merge patches on `settings.json` | unsupported (the driver owns `config.toml`) |
-//! | hooks | unsupported | unsupported |
+//! | hooks | SDK-owned matcher groups in `settings.json` `hooks` ([`super::hooks`]) | unsupported (hook trust) |
 //!
 //! A native (shared) profile is never written: its declared files are reported not materialized with a
 //! warning (MCP still reaches every run, per run).
@@ -26,6 +26,7 @@ use sha2::{Digest, Sha256};
 
 use super::clone::copy_tree;
 use super::family::Family;
+use super::hooks::ManagedHook;
 use super::{
     AgentProfile, ProfileError, ProfileResourceKind, ProfileResourceMaterialization, ProfileResourceSupport,
     ProfileSnapshot, Resolved, ResourceSnapshot, Resources,
@@ -51,6 +52,9 @@ pub struct Manifest {
     /// Agent names the SDK wrote under `agents/`.
     #[serde(default)]
     pub agents: Vec<String>,
+    /// Hook groups the SDK added to the settings file.
+    #[serde(default)]
+    pub hooks: Vec<ManagedHook>,
 }
 
 impl Manifest {
@@ -197,6 +201,7 @@ pub fn sync(
         for kind in [
             ProfileResourceKind::Skills,
             ProfileResourceKind::Agents,
+            ProfileResourceKind::Hooks,
             ProfileResourceKind::Instructions,
         ] {
             if fps.get(&kind).is_some_and(String::is_empty) && manifest.fingerprints.contains_key(&kind) {
@@ -284,16 +289,30 @@ fn materialize(
         ProfileResourceKind::Agents => write_agents(&r.dir, d.resources.agents.as_deref().unwrap_or(&[]), m),
         ProfileResourceKind::Config => {
             let file = r.dir.join(r.family.settings_file());
-            let mut doc: serde_json::Value = fs::read_to_string(&file)
-                .ok()
-                .and_then(|t| serde_json::from_str(&t).ok())
-                .unwrap_or_else(|| serde_json::json!({}));
+            let mut doc = read_settings(&file)?;
             for p in d.resources.config.as_deref().unwrap_or(&[]) {
                 merge_patch(&mut doc, &p.patch);
             }
             atomic_write(&file, doc.to_string().as_bytes())
         }
-        ProfileResourceKind::Mcp | ProfileResourceKind::Hooks => Ok(()),
+        ProfileResourceKind::Hooks => {
+            let file = r.dir.join(r.family.settings_file());
+            let mut doc = read_settings(&file)?;
+            let hooks = d.resources.hooks.as_deref().unwrap_or(&[]);
+            m.hooks = super::hooks::apply(&mut doc, &m.hooks, hooks)?;
+            atomic_write(&file, doc.to_string().as_bytes())
+        }
+        ProfileResourceKind::Mcp => Ok(()),
+    }
+}
+
+/// The JSON settings file (`{}` when absent); an unreadable or unparsable file is an error, never
+/// silently replaced (it is the user's as much as the SDK's).
+fn read_settings(file: &Path) -> Result<serde_json::Value, ProfileError> {
+    match fs::read_to_string(file) {
+        Ok(text) => serde_json::from_str(&text).map_err(|e| ProfileError::io(file, e)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(serde_json::json!({})),
+        Err(e) => Err(ProfileError::io(file, e)),
     }
 }
 

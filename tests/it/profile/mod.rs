@@ -4,6 +4,7 @@
 //! profile's resources and keep their sessions there, with the `profile_fingerprint` thread guard.
 
 mod clis;
+mod hooks;
 mod tree;
 
 use std::collections::BTreeMap;
