@@ -104,7 +104,7 @@ impl AgentInner {
     /// The skill refs of the profile: the selection (looked up in the profile's and the Agent's
     /// skills, else a required bare key for the skill provider, so an unknown key fails) or the
     /// profile's own.
-    fn profile_skills(&self, selected: Option<&[String]>) -> Vec<SkillRef> {
+    pub(super) fn profile_skills(&self, selected: Option<&[String]>) -> Vec<SkillRef> {
         let Some(keys) = selected else {
             return self.profile.resources.skills.clone();
         };
@@ -177,7 +177,7 @@ impl AgentInner {
         Ok(Some((r, snap, skills)))
     }
 
-    fn selected(&self) -> Option<Vec<String>> {
+    pub(super) fn selected(&self) -> Option<Vec<String>> {
         self.profile
             .selected
             .lock()

@@ -1,5 +1,6 @@
-//! `GET /v1/agents/{agent}/inspect`: the driver's inspection report (environment checks, models, quota,
-//! configuration schema). The probes run concurrently, each under the inspect timeout (`?timeout_ms=`,
+//! `GET /v1/agents/{agent}/inspect`: the agent's inspection report through the library
+//! [`Inspector`](crate::runtime::Inspector) (environment checks, models, quota, configuration schema,
+//! skills, profile state; skill error messages and profile paths are left out). The probes run concurrently, each under the inspect timeout (`?timeout_ms=`,
 //! default [`DEFAULT_TIMEOUT`], at most [`MAX_TIMEOUT`]); a probe that does not answer is `null` in the
 //! report and listed in `errors` with `unavailable`, `failed` or `timeout`. Inspection never starts a model
 //! task.
@@ -20,6 +21,8 @@ use super::error::ApiError;
 use super::rest::find_agent;
 use super::views::{InspectView, ProbeError};
 use crate::driver::InspectError;
+use crate::profile::ProfileSnapshot;
+use crate::runtime::SkillReport;
 
 /// The inspect timeout when the request names none.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -70,24 +73,40 @@ pub async fn inspect(
         Some(ms) if ms >= 1 && Duration::from_millis(ms) <= MAX_TIMEOUT => Duration::from_millis(ms),
         Some(_) => return Err(ApiError::invalid("timeout_ms", "expected 1 to 60000")),
     };
-    let driver = a.agent.driver().clone();
-    let (environment, models, quota) = tokio::join!(
-        probe("environment", timeout, driver.environment()),
-        probe("models", timeout, driver.models()),
-        probe("quota", timeout, driver.quota()),
+    let inspector = a.agent.inspect();
+    let (environment, models, quota, config_schema, skills, profile) = tokio::join!(
+        probe("environment", timeout, inspector.environment()),
+        probe("models", timeout, inspector.models()),
+        probe("quota", timeout, inspector.quota()),
+        probe("config_schema", timeout, inspector.config_schema()),
+        probe("skills", timeout, async {
+            inspector.skills().await.map(SkillReport::without_messages)
+        }),
+        probe("profile", timeout, async {
+            inspector.profile().await.map(without_paths)
+        }),
     );
     let mut errors = Vec::new();
     let mut keep = |r: Result<Value, ProbeError>| r.map_err(|e| errors.push(e)).ok();
-    let environment = keep(environment);
-    let models = keep(models);
-    let quota = keep(quota);
     Ok(Json(InspectView {
         agent: a.name.clone(),
         provider: a.provider.clone(),
-        environment,
-        models,
-        quota,
-        config_schema: driver.config_schema().and_then(|s| serde_json::to_value(s).ok()),
+        environment: keep(environment),
+        models: keep(models),
+        quota: keep(quota),
+        config_schema: keep(config_schema),
+        skills: keep(skills),
+        profile: keep(profile),
         errors,
     }))
+}
+
+/// The profile snapshot as JSON without the server's paths (the profile dir and a clone's source).
+fn without_paths(snapshot: ProfileSnapshot) -> Value {
+    let mut v = serde_json::to_value(snapshot).unwrap_or(Value::Null);
+    if let Some(p) = v.get_mut("profile").and_then(Value::as_object_mut) {
+        p.remove("dir");
+        p.remove("source");
+    }
+    v
 }

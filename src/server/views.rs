@@ -140,6 +140,13 @@ pub struct InspectView {
     /// The driver's configuration schema.
     #[schema(value_type = Option<Object>)]
     pub config_schema: Option<Value>,
+    /// The skills report: driver support, the agent's skills (key, source kind, `SKILL.md` name and
+    /// description, or an error code per skill), the selection, the profile's skills, the catalogue.
+    #[schema(value_type = Option<Object>)]
+    pub skills: Option<Value>,
+    /// The profile state (observe only; the dir paths are left out).
+    #[schema(value_type = Option<Object>)]
+    pub profile: Option<Value>,
     /// The probes that did not answer.
     pub errors: Vec<ProbeError>,
 }

@@ -2,6 +2,7 @@
 
 mod approvals;
 mod backpressure;
+mod inspect;
 mod lifecycle;
 mod messages;
 mod ordering;

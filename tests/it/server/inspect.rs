@@ -15,12 +15,17 @@ async fn inspect_reports_the_drivers_probes_and_names_the_ones_that_did_not_answ
     assert_eq!(report["models"][0]["id"], "reference-1");
     assert_eq!(report["models"][0]["default"], true);
     assert_eq!(report["config_schema"]["fields"][0]["name"], "model");
-    // The reference driver has no quota probe: null, and named in `errors`.
+    // The reference driver takes no skills: the skills probe says so.
+    assert_eq!(report["skills"]["supported"], false, "{report}");
+    // No quota probe and no profile family: null, and named in `errors`.
     assert!(report["quota"].is_null());
+    assert!(report["profile"].is_null());
     let errors = report["errors"].as_array().unwrap();
-    assert_eq!(errors.len(), 1, "{errors:?}");
-    assert_eq!(errors[0]["probe"], "quota");
-    assert_eq!(errors[0]["code"], "unavailable");
+    let named: Vec<(&str, &str)> = errors
+        .iter()
+        .map(|e| (e["probe"].as_str().unwrap(), e["code"].as_str().unwrap()))
+        .collect();
+    assert_eq!(named, [("quota", "unavailable"), ("profile", "unavailable")]);
     // Typed refusals.
     let (status, code, _) = error_code(get(&base, "/v1/agents/nope/inspect").await).await;
     assert_eq!((status, code.as_str()), (404, "not_found"));
