@@ -194,6 +194,7 @@ impl AgentBuilder {
                     resources: self.profile_resources,
                     selected: Default::default(),
                     home: self.profile_home,
+                    in_use: Default::default(),
                 },
             }),
         }
@@ -356,7 +357,7 @@ impl Agent {
             Ok(r) => r,
             Err(e) => return refused(e.into()),
         };
-        let profile = match inner.profile_launch(&resolved.identity.profile) {
+        let profile = match inner.profile_launch(&resolved.identity.profile, &opts.shared.profile_resources) {
             Ok(p) => p,
             Err(e) => return refused(e),
         };
@@ -456,7 +457,7 @@ impl Agent {
             resolved,
             hosted,
             skills,
-            profile: profile.map(|p| p.target),
+            profile: profile.map(|p| (p.target, p.lease)),
             workspace,
             services,
         };

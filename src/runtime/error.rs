@@ -208,6 +208,14 @@ pub enum ConfigError {
     /// invented).
     #[error("services {0:?} declared but the Agent has no service manager")]
     ServiceManagerMissing(Vec<String>),
+    /// Per-call profile resources this Agent's profile cannot take (a native profile, which is never
+    /// written; a driver without profiles; a family the provider does not support).
+    #[error("profile resources refused: {0}")]
+    ProfileResourcesUnsupported(String),
+    /// The profile dir is in use by a running execution with other profile resources: syncing it now
+    /// would change files under that run.
+    #[error("profile in use: {0}")]
+    ProfileInUse(String),
 }
 
 /// A serializable summary of an error (HTTP bodies, event logs, replay).
@@ -252,6 +260,8 @@ pub enum ErrorKind {
     Mcp,
     /// A runtime service error before admission.
     Service,
+    /// A profile refusal (per-call profile resources, a profile in use).
+    Profile,
     /// An infrastructure failure before the driver was entered.
     Infrastructure,
     /// An error read back from a log (identity only).
@@ -310,6 +320,9 @@ impl Error {
                 | ConfigError::McpUnsupported(_)
                 | ConfigError::McpTransportUnsupported { .. } => ErrorKind::Mcp,
                 ConfigError::ServiceManagerMissing(_) => ErrorKind::Service,
+                ConfigError::ProfileResourcesUnsupported(_) | ConfigError::ProfileInUse(_) => {
+                    ErrorKind::Profile
+                }
             },
             Error::Infrastructure(_) => ErrorKind::Infrastructure,
             Error::Replayed(_) => ErrorKind::Replayed,
@@ -373,6 +386,8 @@ impl Error {
                 ConfigError::McpUnsupported(_) => "mcp_unsupported",
                 ConfigError::McpTransportUnsupported { .. } => "mcp_transport_unsupported",
                 ConfigError::ServiceManagerMissing(_) => "service_manager_missing",
+                ConfigError::ProfileResourcesUnsupported(_) => "profile_resources_unsupported",
+                ConfigError::ProfileInUse(_) => "profile_in_use",
             }
             .into(),
             Error::Infrastructure(_) => "infrastructure_error".into(),

@@ -100,8 +100,9 @@ pub(crate) struct Execution {
     )>,
     /// The skills materialized for this execution; their directory is removed when it ends.
     pub skills: Option<super::skills::RunSkills>,
-    /// The profile dir the driver runs with, when the Agent has a profile.
-    pub profile: Option<crate::driver::ProfileTarget>,
+    /// The profile dir the driver runs with, when the Agent has a profile, and the execution's claim
+    /// on it (released when the execution ends).
+    pub profile: Option<(crate::driver::ProfileTarget, super::profile::ProfileLease)>,
     /// How the workspace is leased (from `cwd`, the base directory) and released.
     pub workspace: super::workspace::WorkspacePlan,
     /// The runtime services: the manager's desired specs and the run service providers.
@@ -218,7 +219,7 @@ impl Execution {
                 .cloned()
                 .collect(),
             skills: self.skills.as_ref().map(|s| s.skills.clone()).unwrap_or_default(),
-            profile: self.profile.clone(),
+            profile: self.profile.as_ref().map(|(t, _)| t.clone()),
             session,
             spawn: self.resolved.spawn,
             timeout: self.resolved.timeout,
@@ -278,7 +279,7 @@ impl Execution {
     }
 
     /// Runs the execution and publishes the terminal sequence.
-    pub(crate) async fn run(self) {
+    pub(crate) async fn run(mut self) {
         let thread_id = self.thread_key.clone().unwrap_or_else(|| self.run_id.clone());
         self.broker.publish_critical(
             Payload::RunStarted(RunStarted {
@@ -366,6 +367,8 @@ impl Execution {
                     message: e.to_string(),
                 };
                 let outcome: RunOutcome = Err(e);
+                // The profile claim ends before anyone can see the outcome (a next send may resync).
+                self.profile = None;
                 self.outcome_tx.send_replace(Some(outcome.clone()));
                 self.broker.finish(
                     vec![Payload::RunFinished(finished), Payload::Done(Done { outcome })],
@@ -657,6 +660,8 @@ impl Execution {
                 .and_then(|e| e.as_run().map(|r| r.message.clone()))
                 .unwrap_or_default(),
         };
+        // The profile claim ends before anyone can see the outcome (a next send may resync).
+        self.profile = None;
         self.outcome_tx.send_replace(Some(outcome.clone()));
         self.broker.finish(
             vec![Payload::RunFinished(finished), Payload::Done(Done { outcome })],

@@ -6,7 +6,8 @@
 //! Merge rules (nearer scope wins): model, timeout, instructions, workspace, workspace spec, identity and
 //! policy replace; metadata merges by key; skills append and a duplicate key with different
 //! content fails; MCP servers and services replace the whole set and an empty set clears it; run
-//! service providers append (the same provider once);
+//! service providers append (the same provider once); per-call profile resources merge over the
+//! Agent's by their family rules ([`Resources::merge`](crate::profile::Resources::merge));
 //! the approval handler replaces (and can be cleared back to event routing). Per-call options
 //! never mutate Agent defaults.
 //!
@@ -50,6 +51,9 @@ pub(crate) struct Shared {
     pub mcp: Option<Vec<McpServer>>,
     pub services: Option<Vec<ServiceSpec>>,
     pub run_services: RunProviders,
+    /// Profile resources merged over the Agent's for one call (call scope only: the Agent's come
+    /// from `AgentBuilder::profile_resources`).
+    pub profile_resources: crate::profile::Resources,
 }
 
 /// Generates the shared option setters on a type with a `shared: Shared` field.
@@ -218,6 +222,19 @@ impl CallOptions {
         self
     }
 
+    /// Profile resources for this call, merged over the Agent's by the family rules: skills append;
+    /// a declared MCP, agents, hooks, instructions or config family replaces the Agent's (an empty
+    /// one clears it). The profile is synced to the merged set before the launch and back to the
+    /// Agent's by the next launch without them; the run's `profile_fingerprint` thread guard changes
+    /// with them, so a thread resumed with other profile resources is rejected. Refused
+    /// (`profile_resources_unsupported`) on a native profile, on a driver without profiles and for a
+    /// family the provider does not support; refused (`profile_in_use`) while another execution runs
+    /// on the same profile dir with other resources.
+    pub fn profile_resources(mut self, resources: crate::profile::Resources) -> Self {
+        self.shared.profile_resources = std::mem::take(&mut self.shared.profile_resources).merge(resources);
+        self
+    }
+
     /// True when any option beyond message attributes is set (Standby queues such sends as a
     /// separate execution).
     pub fn has_execution_options(&self) -> bool {
@@ -236,6 +253,7 @@ impl CallOptions {
             || s.mcp.is_some()
             || s.services.is_some()
             || !s.run_services.0.is_empty()
+            || !s.profile_resources.is_empty()
             || self.schema.is_some()
     }
 

@@ -2,10 +2,14 @@
 //! driver's family, preparing it (clones), materializing its [`Resources`] (before a launch when they
 //! are out of date, or on [`Agent::sync_profile`]), observing it ([`Agent::profile_state`]), the skill
 //! selection ([`Agent::select_skills`]), and what a launch gets from it: the dir for the driver, the
-//! profile's MCP servers and the `profile_fingerprint` thread guard.
+//! profile's MCP servers and the `profile_fingerprint` thread guard. A call's own profile resources
+//! merge over the Agent's for its launch, and each execution claims its profile dir ([`InUse`]) so no
+//! launch or sync with other resources rewrites it under a running execution.
 
+use std::borrow::Cow;
+use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use super::agent::{Agent, AgentInner};
 use super::error::{ConfigError, Error};
@@ -24,6 +28,55 @@ pub(crate) struct ProfileSettings {
     pub selected: Mutex<Option<Vec<String>>>,
     /// The home the native and clone dirs resolve under (`$HOME` when unset).
     pub home: Option<PathBuf>,
+    /// The profile dirs running executions use, with their profile fingerprint.
+    pub in_use: InUse,
+}
+
+/// Profile dirs in use: dir -> (fingerprint, executions). A launch whose fingerprint differs from a
+/// running execution's on the same dir is refused rather than rewriting files under that run.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct InUse(Arc<Mutex<HashMap<PathBuf, (String, usize)>>>);
+
+/// One execution's claim on its profile dir, released when the execution ends.
+#[derive(Debug)]
+pub(crate) struct ProfileLease {
+    in_use: InUse,
+    dir: PathBuf,
+}
+
+impl InUse {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, (String, usize)>> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Refuses when a running execution uses `dir` with another fingerprint.
+    fn check(
+        map: &HashMap<PathBuf, (String, usize)>,
+        dir: &std::path::Path,
+        fingerprint: &str,
+    ) -> Result<(), Error> {
+        match map.get(dir) {
+            Some((fp, n)) if *n > 0 && fp != fingerprint => Err(ConfigError::ProfileInUse(format!(
+                "{n} running execution(s) use this profile with other resources (fingerprint {}); \
+                 retry when they end",
+                &fp[..fp.len().min(12)]
+            ))
+            .into()),
+            _ => Ok(()),
+        }
+    }
+}
+
+impl Drop for ProfileLease {
+    fn drop(&mut self) {
+        let mut map = self.in_use.lock();
+        if let Some((_, n)) = map.get_mut(&self.dir) {
+            *n -= 1;
+            if *n == 0 {
+                map.remove(&self.dir);
+            }
+        }
+    }
 }
 
 /// What a profile snapshot may do.
@@ -42,6 +95,18 @@ pub(crate) struct Launch {
     pub target: ProfileTarget,
     pub fingerprint: String,
     pub mcp: Vec<McpServer>,
+    /// The execution's claim on the dir (held until it ends).
+    pub lease: ProfileLease,
+}
+
+/// What [`AgentInner::snapshot`] found (and, for a launch, claimed).
+struct Snap {
+    resolved: profile::Resolved,
+    snapshot: ProfileSnapshot,
+    skills: Vec<crate::skills::MaterializedSkill>,
+    lease: Option<ProfileLease>,
+    /// The merged resources the snapshot is of.
+    resources: Resources,
 }
 
 /// One skill of a [`SkillSnapshot`].
@@ -77,9 +142,13 @@ fn home() -> PathBuf {
 impl AgentInner {
     /// The resolved profile for the identity profile `name`; `None` for a default profile without
     /// resources (the driver's own dir, untouched by the core).
-    fn resolve_profile(&self, name: &str) -> Result<Option<profile::Resolved>, ProfileError> {
+    fn resolve_profile(
+        &self,
+        name: &str,
+        resources: &Resources,
+    ) -> Result<Option<profile::Resolved>, ProfileError> {
         let p = &self.profile;
-        if p.selection == Selection::Default && p.resources.is_empty() {
+        if p.selection == Selection::Default && resources.is_empty() {
             return Ok(None);
         }
         let driver_type = &self.descriptor.driver_type;
@@ -122,30 +191,47 @@ impl AgentInner {
             .collect()
     }
 
-    /// Observes, prepares-and-syncs-when-stale (a launch) or syncs the profile with `selected` skills;
-    /// `None` without one.
+    /// Observes, prepares-and-syncs-when-stale (a launch, which also claims the dir) or syncs the
+    /// profile with `selected` skills and the call's resources merged over the Agent's; `None`
+    /// without a profile.
     fn snapshot(
         &self,
         name: &str,
         selected: Option<&[String]>,
         mode: Mode,
-    ) -> Result<
-        Option<(
-            profile::Resolved,
-            ProfileSnapshot,
-            Vec<crate::skills::MaterializedSkill>,
-        )>,
-        Error,
-    > {
-        let Some(r) = self.resolve_profile(name).map_err(config_err)? else {
+        call: &Resources,
+    ) -> Result<Option<Snap>, Error> {
+        let resources = if call.is_empty() {
+            Cow::Borrowed(&self.profile.resources)
+        } else {
+            Cow::Owned(self.profile.resources.clone().merge(call.clone()))
+        };
+        let resolved = match self.resolve_profile(name, &resources) {
+            Ok(r) => r,
+            Err(ProfileError::Unsupported(d)) if !call.is_empty() => {
+                return Err(ConfigError::ProfileResourcesUnsupported(format!(
+                    "the {d} driver has no profile to put them in"
+                ))
+                .into());
+            }
+            Err(e) => return Err(config_err(e)),
+        };
+        let Some(r) = resolved else {
             return Ok(None);
         };
-        let write = mode == Mode::Sync;
+        if !call.is_empty() {
+            refuse_call_resources(&r, call)?;
+        }
         let mut warnings = Vec::new();
         if mode != Mode::Observe {
             warnings = clone::prepare(&r).map_err(config_err)?;
         }
-        let refs = self.profile_skills(selected);
+        let mut refs = self.profile_skills(selected);
+        for s in &call.skills {
+            if !refs.iter().any(|k| k.key == s.key) {
+                refs.push(s.clone());
+            }
+        }
         let run = format!("profile-{}", uuid::Uuid::new_v4().simple());
         let materialized = super::skills::materialize(
             &refs,
@@ -158,7 +244,7 @@ impl AgentInner {
             .map(|m| m.skills.clone())
             .unwrap_or_default();
         let desired = sync::Desired {
-            resources: &self.profile.resources,
+            resources: &resources,
             skills: &skills,
         };
         let driver_type = &self.descriptor.driver_type;
@@ -168,13 +254,37 @@ impl AgentInner {
                 && s.error.is_empty()
                 && s.materialization == ProfileResourceMaterialization::NotMaterialized
         });
-        if write || (mode == Mode::Launch && stale && r.managed()) {
-            snap = sync::sync(driver_type, name, &r, desired, true);
+        let mut lease = None;
+        if mode != Mode::Observe {
+            // Claim (a launch) or check (a sync) and write under one lock, so no write lands under a
+            // running execution with other resources.
+            let mut map = self.profile.in_use.lock();
+            InUse::check(&map, &r.dir, &snap.fingerprint)?;
+            if mode == Mode::Sync || (stale && r.managed()) {
+                snap = sync::sync(driver_type, name, &r, desired, true);
+            }
+            if mode == Mode::Launch {
+                let entry = map
+                    .entry(r.dir.clone())
+                    .or_insert_with(|| (snap.fingerprint.clone(), 0));
+                entry.0.clone_from(&snap.fingerprint);
+                entry.1 += 1;
+                lease = Some(ProfileLease {
+                    in_use: self.profile.in_use.clone(),
+                    dir: r.dir.clone(),
+                });
+            }
         }
         snap.warnings.extend(warnings);
         // The materialized copies are only the source of the profile's own: dropped here.
         drop(materialized);
-        Ok(Some((r, snap, skills)))
+        Ok(Some(Snap {
+            resolved: r,
+            snapshot: snap,
+            skills,
+            lease,
+            resources: resources.into_owned(),
+        }))
     }
 
     pub(super) fn selected(&self) -> Option<Vec<String>> {
@@ -185,29 +295,69 @@ impl AgentInner {
             .clone()
     }
 
-    /// What a launch under identity profile `name` takes from the profile (syncing it first when out
-    /// of date); `None` without a profile.
-    pub(crate) fn profile_launch(&self, name: &str) -> Result<Option<Launch>, Error> {
+    /// What a launch under identity profile `name` takes from the profile (with the call's profile
+    /// resources merged over the Agent's; synced first when out of date, and claimed for the
+    /// execution); `None` without a profile.
+    pub(crate) fn profile_launch(&self, name: &str, call: &Resources) -> Result<Option<Launch>, Error> {
         let selected = self.selected();
-        let Some((r, snap, _)) = self.snapshot(name, selected.as_deref(), Mode::Launch)? else {
+        let Some(snap) = self.snapshot(name, selected.as_deref(), Mode::Launch, call)? else {
             return Ok(None);
         };
-        if let Some(bad) = snap.resources.iter().find(|s| !s.error.is_empty()) {
+        if let Some(bad) = snap.snapshot.resources.iter().find(|s| !s.error.is_empty()) {
             return Err(ConfigError::InvalidDriverConfig(format!(
                 "profile resource {:?}: {}",
                 bad.kind, bad.error
             ))
             .into());
         }
+        let lease = snap
+            .lease
+            .ok_or_else(|| Error::Infrastructure("profile launch without a claim".into()))?;
         Ok(Some(Launch {
             target: ProfileTarget {
-                managed: r.managed(),
-                dir: r.dir,
+                managed: snap.resolved.managed(),
+                dir: snap.resolved.dir,
             },
-            fingerprint: snap.fingerprint,
-            mcp: self.profile.resources.mcp.clone().unwrap_or_default(),
+            fingerprint: snap.snapshot.fingerprint,
+            mcp: snap.resources.mcp.unwrap_or_default(),
+            lease,
         }))
     }
+}
+
+/// Refuses per-call profile resources the resolved profile cannot take: a native profile is never
+/// written, and a family the provider does not support would be silently dropped.
+fn refuse_call_resources(r: &profile::Resolved, call: &Resources) -> Result<(), Error> {
+    if !r.managed() {
+        return Err(ConfigError::ProfileResourcesUnsupported(
+            "the native profile is never written: per-call profile resources need a managed profile \
+             (default, dedicated or a clone)"
+                .into(),
+        )
+        .into());
+    }
+    let declared = [
+        (profile::ProfileResourceKind::Skills, !call.skills.is_empty()),
+        (profile::ProfileResourceKind::Mcp, call.mcp.is_some()),
+        (profile::ProfileResourceKind::Agents, call.agents.is_some()),
+        (profile::ProfileResourceKind::Hooks, call.hooks.is_some()),
+        (
+            profile::ProfileResourceKind::Instructions,
+            call.instructions.is_some(),
+        ),
+        (profile::ProfileResourceKind::Config, call.config.is_some()),
+    ];
+    for (kind, _) in declared.iter().filter(|(_, d)| *d) {
+        let (support, _, why) = r.family.support(*kind);
+        if support == profile::ProfileResourceSupport::Unsupported {
+            return Err(ConfigError::ProfileResourcesUnsupported(format!(
+                "{kind:?}: {}",
+                why.unwrap_or("unsupported by this provider")
+            ))
+            .into());
+        }
+    }
+    Ok(())
 }
 
 impl Agent {
@@ -240,8 +390,8 @@ impl Agent {
             let inner = &agent.inner;
             let selected = inner.selected();
             let mode = if write { Mode::Sync } else { Mode::Observe };
-            match inner.snapshot(&name, selected.as_deref(), mode)? {
-                Some((_, snap, _)) => Ok(snap),
+            match inner.snapshot(&name, selected.as_deref(), mode, &Resources::default())? {
+                Some(s) => Ok(s.snapshot),
                 None => default_snapshot(inner, &name).map_err(config_err),
             }
         })
@@ -258,7 +408,12 @@ impl Agent {
         let keys = keys.to_vec();
         tokio::task::spawn_blocking(move || {
             let inner = &agent.inner;
-            let Some((_, snap, skills)) = inner.snapshot(&name, Some(&keys), Mode::Sync)? else {
+            let Some(Snap {
+                snapshot: snap,
+                skills,
+                ..
+            }) = inner.snapshot(&name, Some(&keys), Mode::Sync, &Resources::default())?
+            else {
                 return Err(config_err(ProfileError::Unsupported(
                     inner.descriptor.driver_type.clone(),
                 )));

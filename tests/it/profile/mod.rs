@@ -5,6 +5,7 @@
 
 mod clis;
 mod hooks;
+mod per_call;
 mod tree;
 
 use std::collections::BTreeMap;
