@@ -1,9 +1,14 @@
 //! `GET /v1/agents/{agent}/inspect`: the agent's inspection report through the library
 //! [`Inspector`](crate::runtime::Inspector) (environment checks, models, quota, configuration schema,
-//! skills, profile state; skill error messages and profile paths are left out). The probes run concurrently, each under the inspect timeout (`?timeout_ms=`,
+//! skills, profile state). The probes run concurrently, each under the inspect timeout (`?timeout_ms=`,
 //! default [`DEFAULT_TIMEOUT`], at most [`MAX_TIMEOUT`]); a probe that does not answer is `null` in the
 //! report and listed in `errors` with `unavailable`, `failed` or `timeout`. Inspection never starts a model
 //! task.
+//!
+//! No server path reaches the body: skill error messages are reduced to their codes, the profile's dir
+//! and source fields are removed (also from its selection), and free text — profile and resource
+//! warnings and errors, environment check messages, probe error messages — is made path-free
+//! ([`path_free`]). The library keeps its full texts.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -18,9 +23,10 @@ use serde_json::Value;
 
 use super::AppState;
 use super::error::ApiError;
+use super::paths::path_free;
 use super::rest::find_agent;
 use super::views::{InspectView, ProbeError};
-use crate::driver::InspectError;
+use crate::driver::{EnvironmentReport, InspectError};
 use crate::profile::ProfileSnapshot;
 use crate::runtime::SkillReport;
 
@@ -47,7 +53,7 @@ async fn probe<T: Serialize>(
     let err = |code: &str, message: String| ProbeError {
         probe: name.to_owned(),
         code: code.to_owned(),
-        message,
+        message: path_free(&message, &[]),
     };
     match tokio::time::timeout(timeout, fut).await {
         Err(_) => Err(err(
@@ -75,7 +81,9 @@ pub async fn inspect(
     };
     let inspector = a.agent.inspect();
     let (environment, models, quota, config_schema, skills, profile) = tokio::join!(
-        probe("environment", timeout, inspector.environment()),
+        probe("environment", timeout, async {
+            inspector.environment().await.map(environment_without_paths)
+        }),
         probe("models", timeout, inspector.models()),
         probe("quota", timeout, inspector.quota()),
         probe("config_schema", timeout, inspector.config_schema()),
@@ -101,12 +109,84 @@ pub async fn inspect(
     }))
 }
 
-/// The profile snapshot as JSON without the server's paths (the profile dir and a clone's source).
-fn without_paths(snapshot: ProfileSnapshot) -> Value {
+/// The environment report with path-free check messages.
+fn environment_without_paths(mut report: EnvironmentReport) -> EnvironmentReport {
+    for c in &mut report.checks {
+        c.message = path_free(&c.message, &[]);
+    }
+    report
+}
+
+/// The profile snapshot as JSON without the server's paths: the dir and a clone's source (of the
+/// profile and of its selection) removed, warnings and errors path-free.
+fn without_paths(mut snapshot: ProfileSnapshot) -> Value {
+    let p = &snapshot.profile;
+    let mut known = vec![("<profile dir>", p.dir.clone())];
+    known.extend(p.source.clone().map(|s| ("<profile source>", s)));
+    let known: Vec<(&str, &std::path::Path)> = known.iter().map(|(l, p)| (*l, p.as_path())).collect();
+    let scrub = |t: &mut String| *t = path_free(t, &known);
+    snapshot.warnings.iter_mut().for_each(scrub);
+    for r in &mut snapshot.resources {
+        r.warnings.iter_mut().for_each(scrub);
+        scrub(&mut r.error);
+    }
     let mut v = serde_json::to_value(snapshot).unwrap_or(Value::Null);
     if let Some(p) = v.get_mut("profile").and_then(Value::as_object_mut) {
         p.remove("dir");
         p.remove("source");
+        if let Some(sel) = p.get_mut("selection").and_then(Value::as_object_mut) {
+            sel.remove("dir");
+            sel.remove("source");
+            if let Some(o) = sel.get_mut("options").and_then(Value::as_object_mut) {
+                o.remove("dir");
+            }
+        }
     }
     v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::profile::{CloneOptions, Selection};
+    use crate::providers::claude::{ClaudeDriver, Config};
+    use crate::runtime::Agent;
+
+    #[tokio::test]
+    async fn clone_warnings_and_selection_paths_leave_the_view_while_the_library_keeps_them() {
+        let root = tempfile::tempdir().unwrap();
+        let source = root.path().join("source");
+        std::fs::create_dir_all(&source).unwrap();
+        let clone = root.path().join("clone");
+        let options = CloneOptions::new().copy_settings().copy_skills().in_dir(&clone);
+        let agent = Agent::builder(ClaudeDriver::new(Config::default()))
+            .profile(Selection::clone_from(&source, options))
+            .build();
+        // Preparing the clone warns about what the source lacks, naming the files.
+        let snapshot = agent.sync_profile().await.unwrap();
+        let root = root.path().to_string_lossy().into_owned();
+        assert!(
+            snapshot.warnings.iter().any(|w| w.contains(&root)),
+            "the library keeps the paths: {:?}",
+            snapshot.warnings
+        );
+        let view = without_paths(snapshot);
+        let text = view.to_string();
+        assert!(!text.contains(&root), "{text}");
+        let warnings: Vec<&str> = view["warnings"]
+            .as_array()
+            .expect("the warnings")
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        assert!(
+            warnings.contains(&"no skills to copy in <profile source>")
+                && warnings.contains(&"nothing to copy at <profile source>/settings.json"),
+            "{warnings:?}"
+        );
+        let selection = &view["profile"]["selection"];
+        assert_eq!(selection["kind"], "clone_from", "{view}");
+        assert_eq!(selection["options"]["copy_skills"], true, "{view}");
+        assert!(selection.get("source").is_none() && selection["options"].get("dir").is_none());
+    }
 }

@@ -42,6 +42,7 @@ mod inspect;
 pub mod ip_limits;
 pub mod limits;
 pub mod openapi;
+mod paths;
 pub mod playground;
 mod record;
 pub mod resources;

@@ -111,11 +111,11 @@ pub struct AgentList {
 #[derive(Debug, Clone, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ProbeError {
-    /// `environment`, `models` or `quota`.
+    /// `environment`, `models`, `quota`, `config_schema`, `skills` or `profile`.
     pub probe: String,
     /// `unavailable` (the driver does not offer it), `failed` (it ran and failed) or `timeout`.
     pub code: String,
-    /// A human-readable message.
+    /// A human-readable message (server paths replaced by placeholders such as `<path>`).
     pub message: String,
 }
 
@@ -144,7 +144,8 @@ pub struct InspectView {
     /// description, or an error code per skill), the selection, the profile's skills, the catalogue.
     #[schema(value_type = Option<Object>)]
     pub skills: Option<Value>,
-    /// The profile state (observe only; the dir paths are left out).
+    /// The profile state (observe only; no server path: the dir and source fields are left out, also from
+    /// the selection, and warnings name paths only by placeholders such as `<profile dir>`).
     #[schema(value_type = Option<Object>)]
     pub profile: Option<Value>,
     /// The probes that did not answer.

@@ -25,7 +25,7 @@ mod sse_mcp;
 
 pub use crate::driver_support::{code, delta_text, drain, run_error, transport};
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use agent_adaptor::driver::{ApprovalPolicy, Policy};
@@ -112,6 +112,20 @@ impl Cl {
     /// The model requests (side requests excluded).
     pub fn requests(&self) -> Vec<RequestLog> {
         self.mock.message_requests()
+    }
+
+    /// Asserts that the CLI keeps its sessions in the profile `dir` (its `projects/`), not in the
+    /// driver's own config dir.
+    pub fn assert_session_in(&self, dir: &Path) {
+        assert!(
+            dir.join("projects").is_dir(),
+            "the session lives in the profile {}",
+            dir.display()
+        );
+        assert!(
+            !self.env.config_dir.join("projects").exists(),
+            "not in the driver's own dir"
+        );
     }
 
     /// Asserts that no Claude process is left.

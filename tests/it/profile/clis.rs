@@ -54,14 +54,7 @@ async fn claude_runs_on_a_dedicated_profile_and_a_changed_profile_refuses_the_re
     ] {
         assert!(body.contains(marker), "{marker} did not reach the model");
     }
-    assert!(
-        dedicated.join("projects").is_dir(),
-        "the session lives in the dedicated profile"
-    );
-    assert!(
-        !cl.env.config_dir.join("projects").exists(),
-        "not in the driver's own dir"
-    );
+    cl.assert_session_in(&dedicated);
 
     // Same profile: the thread resumes.
     let again = agent

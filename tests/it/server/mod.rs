@@ -2,7 +2,7 @@
 //! their SSE replay, approvals, messages, errors, shutdown, the `serve` command line and its TOML file,
 //! tenants and API keys, per-tenant and per-IP limits, the retention task, JSON errors for every rejection,
 //! JSON logs with request and run spans, durable thread declarations, recording off the live path (a
-//! stalled or dead store), and the Docker files.
+//! stalled or dead store), the inspect route (also on the real Claude CLI), and the Docker files.
 
 mod agui;
 mod approvals;
@@ -11,6 +11,7 @@ mod config_file;
 mod docker;
 mod durable;
 mod inspect;
+mod inspect_cli;
 mod ip_limits;
 mod limits;
 mod logs;

@@ -316,7 +316,7 @@ async fn the_real_claude_cli_reaches_a_configured_mcp_server_and_a_host_tool() {
 
 /// The `claude` agent of a real-CLI setup (its binary, project, config dir and environment), with the
 /// spec fields in `extra` (as the configuration file would give them).
-fn claude_spec(cl: &crate::claude_driver::Cl, extra: Value) -> AgentSpec {
+pub(super) fn claude_spec(cl: &crate::claude_driver::Cl, extra: Value) -> AgentSpec {
     let mut spec = json!({
         "name": "claude",
         "provider": "claude",
@@ -372,14 +372,7 @@ async fn the_real_claude_cli_runs_on_the_dedicated_profile_its_configuration_sel
         body.contains("SERVED-PROFILE-MARKER"),
         "the profile's instructions reach the model"
     );
-    assert!(
-        dedicated.join("projects").is_dir(),
-        "the session lives in the dedicated profile"
-    );
-    assert!(
-        !cl.env.config_dir.join("projects").exists(),
-        "not in the driver's own dir"
-    );
+    cl.assert_session_in(&dedicated);
     server.shutdown().await.unwrap();
     cl.assert_reaped();
 }
