@@ -4,7 +4,7 @@
 
 use agent_adaptor::driver::notice_kind;
 use agent_adaptor::profile::{AgentSpec, CloneOptions, Resources, Selection};
-use agent_adaptor::runtime::{Agent, ErrorKind, Payload, ThreadErrorKind};
+use agent_adaptor::runtime::{Agent, Payload};
 use agent_adaptor::testkit::mock::responses::Script;
 
 use super::marked_skill;
@@ -73,12 +73,7 @@ async fn claude_runs_on_a_dedicated_profile_and_a_changed_profile_refuses_the_re
         .result()
         .await
         .unwrap_err();
-    assert_eq!(
-        err.kind(),
-        ErrorKind::Thread(ThreadErrorKind::Incompatible),
-        "{err}"
-    );
-    assert!(err.to_string().contains("profile resources changed"), "{err}");
+    super::assert_profile_guard(&err);
     let stream = changed.thread("prof").send("fresh please", cl.oneshot());
     let events = drain(&stream).await;
     let fresh = stream.result().await.unwrap();

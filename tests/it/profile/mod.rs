@@ -38,5 +38,16 @@ pub fn snapshot_tree(root: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     out
 }
 
+/// Asserts that `err` is the profile thread guard: a resume refused because the profile resources changed.
+pub fn assert_profile_guard(err: &agent_adaptor::runtime::Error) {
+    use agent_adaptor::runtime::{ErrorKind, ThreadErrorKind};
+    assert_eq!(
+        err.kind(),
+        ErrorKind::Thread(ThreadErrorKind::Incompatible),
+        "{err}"
+    );
+    assert!(err.to_string().contains("profile resources changed"), "{err}");
+}
+
 /// A skill with a marker description.
 pub use crate::driver_support::marked_skill;

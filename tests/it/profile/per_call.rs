@@ -6,7 +6,7 @@
 
 use agent_adaptor::profile::{AgentSpec, HookSpec, Resources, Selection};
 use agent_adaptor::providers::codex::{CodexConfig, CodexDriver};
-use agent_adaptor::runtime::{Agent, ErrorKind, ThreadErrorKind};
+use agent_adaptor::runtime::{Agent, ErrorKind};
 
 use super::marked_skill;
 use crate::claude_driver::Cl;
@@ -92,12 +92,7 @@ async fn per_call_profile_resources_merge_by_family_sync_back_and_guard_threads(
         .result()
         .await
         .unwrap_err();
-    assert_eq!(
-        err.kind(),
-        ErrorKind::Thread(ThreadErrorKind::Incompatible),
-        "{err}"
-    );
-    assert!(err.to_string().contains("profile resources changed"), "{err}");
+    super::assert_profile_guard(&err);
     cl.assert_reaped();
 }
 
