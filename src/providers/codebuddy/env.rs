@@ -11,8 +11,11 @@
 //! one directory named by `CODEBUDDY_SESSION_SKILL_DIRS` (recursively, symlinks followed, by the skill's own
 //! frontmatter name); `--add-dir` does not load skills, and `--plugin-dir` plugins load after the first
 //! model request of a `--print` run. The merged product configuration, skills included, is cached in
-//! `<config dir>/local_storage` and read back by the next process *before* it rescans, so without
-//! `CODEBUDDY_DISABLE_PRODUCT_CACHE` one run's skills reach the next run's first request.
+//! `<config dir>/local_storage` and loaded by the next process at start while it rescans in the
+//! background: a plain `-p` run sent the previous run's skills in its request (4 of 4 tries, even with
+//! the skill's directory deleted); with the driver's `--verbose --include-partial-messages` it did not
+//! (0 of 3). That is a race the flags happen to win, so `CODEBUDDY_DISABLE_PRODUCT_CACHE` keeps the
+//! cache from ever being read (it is still written).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -3,7 +3,7 @@
 //! run that declared them (two concurrent runs on one config dir each see their own), nothing is written
 //! into the config dir's `skills/`, the overlay is gone when the run ends, and a later run without skills
 //! sees none of them (the CLI's cached product configuration, which holds the last run's skills, is never
-//! read back: `CODEBUDDY_DISABLE_PRODUCT_CACHE`).
+//! read back: `CODEBUDDY_DISABLE_PRODUCT_CACHE`; see `providers::codebuddy::env` for when it leaks).
 
 use super::Cb;
 use crate::driver_support::{marked_skill, overlays_of};
