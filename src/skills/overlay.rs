@@ -5,8 +5,11 @@
 //! gets its own **overlay**: a fresh directory under the system temp dir holding one symlink per skill
 //! (`<overlay>/<layout>/<key>` → the materialized skill directory), handed to the CLI through a per-run
 //! mechanism (Claude Code: `--add-dir <overlay>` with the layout `.claude/skills`; Codex: the
-//! app-server's `skills/extraRoots/set` with the skills directory itself). Dropping the overlay removes
-//! it; the skill directories themselves belong to the core.
+//! app-server's `skills/extraRoots/set` with the skills directory itself; CodeBuddy:
+//! `CODEBUDDY_SESSION_SKILL_DIRS`). Cursor gets a **copied** overlay ([`SkillOverlay::create_copied`], a
+//! plugin passed with `--plugin-dir`): its docs say nothing about symlinked skills and no real binary is
+//! here to try, so it gets plain files. Dropping the overlay removes it; the skill directories themselves
+//! belong to the core.
 //!
 //! [`fingerprint`] hashes what the model can see of a set of skills (keys, relative paths and file
 //! contents), so a changed skill changes a thread's profile guard even when its reference did not.
@@ -35,6 +38,27 @@ impl SkillOverlay {
         layout: &Path,
         skills: &[MaterializedSkill],
     ) -> io::Result<Option<SkillOverlay>> {
+        SkillOverlay::build(label, run_id, layout, skills, false)
+    }
+
+    /// Like [`create`](Self::create), but `<layout>/<key>` is a copy of each skill directory (regular
+    /// files and directories; symlinks inside a skill are followed, as the materializer left them).
+    pub fn create_copied(
+        label: &str,
+        run_id: &str,
+        layout: &Path,
+        skills: &[MaterializedSkill],
+    ) -> io::Result<Option<SkillOverlay>> {
+        SkillOverlay::build(label, run_id, layout, skills, true)
+    }
+
+    fn build(
+        label: &str,
+        run_id: &str,
+        layout: &Path,
+        skills: &[MaterializedSkill],
+        copy: bool,
+    ) -> io::Result<Option<SkillOverlay>> {
         if skills.is_empty() {
             return Ok(None);
         }
@@ -49,7 +73,12 @@ impl SkillOverlay {
         fs::create_dir_all(&overlay.skills_dir)?;
         for s in skills {
             let target = fs::canonicalize(&s.dir)?;
-            std::os::unix::fs::symlink(target, overlay.skills_dir.join(&s.key))?;
+            let entry = overlay.skills_dir.join(&s.key);
+            if copy {
+                copy_tree(&target, &entry)?;
+            } else {
+                std::os::unix::fs::symlink(target, entry)?;
+            }
         }
         Ok(Some(overlay))
     }
@@ -73,6 +102,21 @@ impl Drop for SkillOverlay {
             tracing::warn!(dir = %self.root.display(), "cannot remove a skill overlay: {e}");
         }
     }
+}
+
+/// Copies the tree at `from` to `to` (created), following symlinks.
+fn copy_tree(from: &Path, to: &Path) -> io::Result<()> {
+    fs::create_dir_all(to)?;
+    for e in fs::read_dir(from)? {
+        let e = e?;
+        let (src, dst) = (e.path(), to.join(e.file_name()));
+        if fs::metadata(&src)?.is_dir() {
+            copy_tree(&src, &dst)?;
+        } else {
+            fs::copy(&src, &dst)?;
+        }
+    }
+    Ok(())
 }
 
 /// The content fingerprint of `skills` (order-independent): each key with every file below its
@@ -165,6 +209,31 @@ mod tests {
                 .unwrap()
                 .is_none()
         );
+    }
+
+    #[test]
+    fn a_copied_overlay_holds_plain_files_and_goes_away_on_drop() {
+        let t = tempfile::tempdir().unwrap();
+        let a = skill(t.path(), "alpha", "---\nname: alpha\n---\n");
+        fs::create_dir_all(a.dir.join("scripts")).unwrap();
+        fs::write(a.dir.join("scripts/run.sh"), "echo hi").unwrap();
+        let o = SkillOverlay::create_copied("cursor", "r/1", Path::new("skills"), &[a])
+            .unwrap()
+            .unwrap();
+        let entry = o.skills_dir().join("alpha");
+        assert!(fs::symlink_metadata(&entry).unwrap().is_dir(), "a real directory");
+        assert_eq!(
+            fs::read_to_string(entry.join("SKILL.md")).unwrap(),
+            "---\nname: alpha\n---\n"
+        );
+        assert_eq!(
+            fs::read_to_string(entry.join("scripts/run.sh")).unwrap(),
+            "echo hi"
+        );
+        let root = o.root().to_owned();
+        drop(o);
+        assert!(!root.exists(), "the overlay is removed");
+        assert!(t.path().join("alpha/scripts/run.sh").is_file(), "the skill stays");
     }
 
     #[test]

@@ -13,17 +13,17 @@ use agent_adaptor::runtime::{Agent, CallOptions, Event, MessageOptions, MessageS
 use agent_adaptor::testkit::conformance::{Options, RunProbe, check_driver};
 use futures::StreamExt;
 
-const BIN: &str = env!("CARGO_BIN_EXE_fake-cursor-agent");
+pub(crate) const BIN: &str = env!("CARGO_BIN_EXE_fake-cursor-agent");
 
 /// A workspace and a profile root, both temporary.
-struct Fx {
+pub(crate) struct Fx {
     _dir: tempfile::TempDir,
-    ws: PathBuf,
-    profile: PathBuf,
+    pub(crate) ws: PathBuf,
+    pub(crate) profile: PathBuf,
 }
 
 impl Fx {
-    fn new() -> Fx {
+    pub(crate) fn new() -> Fx {
         let dir = tempfile::tempdir().unwrap();
         let ws = dir.path().join("ws");
         let profile = dir.path().join("profile");
@@ -36,7 +36,7 @@ impl Fx {
         }
     }
 
-    fn config(&self) -> CursorConfig {
+    pub(crate) fn config(&self) -> CursorConfig {
         let mut c = CursorConfig {
             profile_dir: Some(self.profile.clone()),
             ..Default::default()
@@ -46,11 +46,11 @@ impl Fx {
         c
     }
 
-    fn driver(&self) -> CursorDriver {
+    pub(crate) fn driver(&self) -> CursorDriver {
         CursorDriver::new(self.config())
     }
 
-    fn opts(&self) -> CallOptions {
+    pub(crate) fn opts(&self) -> CallOptions {
         CallOptions::new().workspace(&self.ws).identity(Identity {
             tenant: "t".into(),
             ..Default::default()
@@ -81,7 +81,7 @@ fn code(outcome: &agent_adaptor::runtime::RunOutcome) -> String {
         .to_owned()
 }
 
-fn assert_reaped(driver: &CursorDriver) {
+pub(crate) fn assert_reaped(driver: &CursorDriver) {
     assert_eq!(
         driver.registry().live_count(),
         0,

@@ -11,6 +11,7 @@ mod codex_lab;
 mod conformance;
 mod cursor_driver;
 mod cursor_fake;
+mod cursor_skills;
 mod driver_support;
 mod loadgen;
 mod process;

@@ -3,7 +3,19 @@
 //! inherited from the server (the base allowlist plus `CODEBUDDY_*`, e.g. the API key and base URL).
 //!
 //! Precedence, lowest first: inherited variables, the driver's fixed switches, `CommonConfig::env`,
-//! `Request::env`, and last `CODEBUDDY_CONFIG_DIR` itself (the driver must know where sessions live).
+//! `Request::env`, and last `CODEBUDDY_CONFIG_DIR` itself (the driver must know where sessions live) and,
+//! for a run with skills, `CODEBUDDY_SESSION_SKILL_DIRS` (the run's skill overlay).
+//!
+//! Per-run skills (verified against 2.117.0, `tests/it/codebuddy_driver/skills.rs`): the CLI's skill
+//! loader scans `<cwd>/.codebuddy/skills`, `<config dir>/skills`, `<config dir>/connectors/skills` and the
+//! one directory named by `CODEBUDDY_SESSION_SKILL_DIRS` (recursively, symlinks followed, by the skill's own
+//! frontmatter name); `--add-dir` does not load skills, and `--plugin-dir` plugins load after the first
+//! model request of a `--print` run. The merged product configuration, skills included, is cached in
+//! `<config dir>/local_storage` and loaded by the next process at start while it rescans in the
+//! background: a plain `-p` run sent the previous run's skills in its request (4 of 4 tries, even with
+//! the skill's directory deleted); with the driver's `--verbose --include-partial-messages` it did not
+//! (0 of 3). That is a race the flags happen to win, so `CODEBUDDY_DISABLE_PRODUCT_CACHE` keeps the
+//! cache from ever being read (it is still written).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -15,6 +27,12 @@ use super::config::CodeBuddyConfig;
 
 /// The variable that names the config dir.
 pub const CONFIG_DIR_VAR: &str = "CODEBUDDY_CONFIG_DIR";
+
+/// The variable that names one extra skills directory: the run's skill overlay.
+pub const SKILL_DIRS_VAR: &str = "CODEBUDDY_SESSION_SKILL_DIRS";
+
+/// Where a run's skills sit inside its overlay; `CODEBUDDY_SESSION_SKILL_DIRS` names this directory.
+pub const SKILLS_LAYOUT: &str = "skills";
 
 /// Fixed switches, and why: the CLI must not phone home, update itself or write auto-memory.
 pub const FIXED: &[(&str, &str, &str)] = &[
@@ -30,11 +48,16 @@ pub const FIXED: &[(&str, &str, &str)] = &[
         "1",
         "no auto-memory writes (the official SDK sets it too)",
     ),
+    (
+        "CODEBUDDY_DISABLE_PRODUCT_CACHE",
+        "1",
+        "never start from the cached product configuration: it holds the previous run's skills",
+    ),
 ];
 
 /// Whether a server variable is copied into the child (besides the process module's base allowlist).
 pub fn inherits(name: &str) -> bool {
-    name.starts_with("CODEBUDDY_") && name != CONFIG_DIR_VAR
+    name.starts_with("CODEBUDDY_") && name != CONFIG_DIR_VAR && name != SKILL_DIRS_VAR
 }
 
 /// The SDK-owned config dir: the configured one, else `CODEBUDDY_CONFIG_DIR` from the configured env, else
@@ -59,12 +82,14 @@ pub fn config_dir(config: &CodeBuddyConfig, profile: &str) -> PathBuf {
     home.join(".agent-adaptor").join("codebuddy").join(profile)
 }
 
-/// The explicit variables of one child (inherited ones are added by the process spec's filter).
+/// The explicit variables of one child (inherited ones are added by the process spec's filter);
+/// `skills` is the run's overlay skills directory, if it has skills.
 pub fn vars(
     config: &CodeBuddyConfig,
     request_env: &BTreeMap<String, String>,
     config_dir: &Path,
     transport: Transport,
+    skills: Option<&Path>,
 ) -> BTreeMap<String, String> {
     let mut v: BTreeMap<String, String> = FIXED
         .iter()
@@ -77,6 +102,9 @@ pub fn vars(
     v.extend(config.common.env.iter().map(|(k, val)| (k.clone(), val.clone())));
     v.extend(request_env.iter().map(|(k, val)| (k.clone(), val.clone())));
     v.insert(CONFIG_DIR_VAR.into(), config_dir.to_string_lossy().into_owned());
+    if let Some(dir) = skills {
+        v.insert(SKILL_DIRS_VAR.into(), dir.to_string_lossy().into_owned());
+    }
     v
 }
 
@@ -144,7 +172,14 @@ mod tests {
         c.common.env.insert(CONFIG_DIR_VAR.into(), "/elsewhere".into());
         let mut req = BTreeMap::new();
         req.insert("DISABLE_TELEMETRY".into(), "0".into());
-        let v = vars(&c, &req, Path::new("/owned"), Transport::Control);
+        req.insert(SKILL_DIRS_VAR.into(), "/host/skills".into());
+        let v = vars(
+            &c,
+            &req,
+            Path::new("/owned"),
+            Transport::Control,
+            Some(Path::new("/ov/skills")),
+        );
         assert_eq!(v[CONFIG_DIR_VAR], "/owned");
         assert_eq!(v["CODEBUDDY_BASE_URL"], "http://127.0.0.1:1");
         assert_eq!(
@@ -152,9 +187,22 @@ mod tests {
             "the request's env wins over the switches"
         );
         assert_eq!(v["CODEBUDDY_CODE_ENTRYPOINT"], "sdk-py");
-        let h = vars(&c, &BTreeMap::new(), Path::new("/owned"), Transport::Headless);
+        assert_eq!(v[SKILL_DIRS_VAR], "/ov/skills", "the run's overlay wins");
+        assert_eq!(v["CODEBUDDY_DISABLE_PRODUCT_CACHE"], "1");
+        let h = vars(
+            &c,
+            &BTreeMap::new(),
+            Path::new("/owned"),
+            Transport::Headless,
+            None,
+        );
         assert!(!h.contains_key("CODEBUDDY_CODE_ENTRYPOINT"));
+        assert!(!h.contains_key(SKILL_DIRS_VAR), "no skills, no skills dir");
         assert!(inherits("CODEBUDDY_API_KEY") && !inherits(CONFIG_DIR_VAR) && !inherits("HTTP_PROXY"));
+        assert!(
+            !inherits(SKILL_DIRS_VAR),
+            "a server-wide skills dir never joins a run"
+        );
     }
 
     #[test]

@@ -81,7 +81,8 @@ pub fn descriptor() -> Descriptor {
             http: true,
             sse: true,
         },
-        skills: Default::default(),
+        // Per-run overlay through `CODEBUDDY_SESSION_SKILL_DIRS` (`env.rs`).
+        skills: crate::driver::SkillCaps { supported: true },
         system_prompt_append: true,
     }
 }

@@ -127,6 +127,8 @@ impl CursorConfig {
 pub struct Invocation<'a> {
     /// The workspace.
     pub workspace: &'a std::path::Path,
+    /// `--plugin-dir <dir>`: the run's skills as a plugin (`plugin.rs`).
+    pub plugin_dir: Option<&'a std::path::Path>,
     /// `--resume <chat id>`.
     pub resume: Option<&'a str>,
     /// A per-call model.
@@ -135,8 +137,8 @@ pub struct Invocation<'a> {
     pub force: bool,
 }
 
-/// `-p --output-format stream-json --workspace <dir> [--resume id] [--model m] [--mode m] [--force] <extra>`;
-/// the prompt goes on stdin.
+/// `-p --output-format stream-json --workspace <dir> [--plugin-dir d] [--resume id] [--model m] [--mode m]
+/// [--force] <extra>`; the prompt goes on stdin.
 pub fn args(config: &CursorConfig, inv: &Invocation<'_>) -> Vec<String> {
     let mut a: Vec<String> = vec![
         "-p".into(),
@@ -145,6 +147,9 @@ pub fn args(config: &CursorConfig, inv: &Invocation<'_>) -> Vec<String> {
         "--workspace".into(),
         inv.workspace.to_string_lossy().into_owned(),
     ];
+    if let Some(dir) = inv.plugin_dir {
+        a.extend(["--plugin-dir".into(), dir.to_string_lossy().into_owned()]);
+    }
     if let Some(id) = inv.resume {
         a.extend(["--resume".into(), id.to_owned()]);
     }
@@ -179,6 +184,7 @@ mod tests {
         };
         let inv = Invocation {
             workspace: Path::new("/w"),
+            plugin_dir: None,
             resume: Some("chat-1"),
             model: None,
             force: false,
@@ -209,6 +215,18 @@ mod tests {
             },
         );
         assert!(forced.contains(&"--force".to_string()) && forced.contains(&"m2".to_string()));
+        assert!(
+            !forced.contains(&"--plugin-dir".to_string()),
+            "no skills, no plugin"
+        );
+        let plugin = args(
+            &c,
+            &Invocation {
+                plugin_dir: Some(Path::new("/p")),
+                ..inv
+            },
+        );
+        assert_eq!(plugin[5..7], ["--plugin-dir", "/p"], "right after the workspace");
     }
 
     #[test]

@@ -10,9 +10,13 @@
 //! * `config.rs` — [`CursorConfig`] and the command line.
 //! * `translate.rs` — lines → events and transcript (pure).
 //! * `profile.rs` — the profile directories, the child's environment, resume guards.
+//! * [`plugin`] — a run's skills as a per-run plugin (`--plugin-dir`).
+//! * [`inspect`] — the environment report (`--version`).
 //! * `run.rs` — the process, failure classification, the response.
 
 pub mod config;
+pub mod inspect;
+pub mod plugin;
 mod profile;
 mod run;
 pub mod translate;
@@ -22,9 +26,9 @@ use std::sync::Arc;
 
 use crate::driver::process::ProcessRegistry;
 use crate::driver::{
-    ConfigField, ConfigSchema, ContinueMode, DecisionMode, Descriptor, Driver, InvalidConfig,
-    JsonSessionCodec, McpCaps, MessageCaps, ProcessCaps, Request, Response, RunIo, RunPolicyCaps,
-    SessionCaps, SessionCodec, StreamCaps, StructuredCaps, session,
+    ConfigField, ConfigSchema, ContinueMode, DecisionMode, Descriptor, Driver, EnvironmentReport,
+    InspectError, InvalidConfig, JsonSessionCodec, McpCaps, MessageCaps, ProcessCaps, Request, Response,
+    RunIo, RunPolicyCaps, SessionCaps, SessionCodec, StreamCaps, StructuredCaps, session,
 };
 
 pub use config::{CursorConfig, CursorMode};
@@ -66,7 +70,8 @@ pub fn descriptor() -> Descriptor {
         stream: StreamCaps::default(),
         process: ProcessCaps { persistent: false },
         mcp: McpCaps::default(),
-        skills: Default::default(),
+        // Per-run plugin through `--plugin-dir` (`plugin.rs`).
+        skills: crate::driver::SkillCaps { supported: true },
         system_prompt_append: false,
     }
 }
@@ -110,6 +115,10 @@ impl Driver for CursorDriver {
 
     async fn run(&self, request: Request, io: RunIo) -> Response {
         run::run(&self.config, &self.registry, request, io).await
+    }
+
+    async fn environment(&self) -> Result<EnvironmentReport, InspectError> {
+        Ok(inspect::environment(&self.config, &self.registry).await)
     }
 
     fn session_codec(&self) -> Option<Arc<dyn SessionCodec>> {

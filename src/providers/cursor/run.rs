@@ -3,7 +3,8 @@
 //!
 //! Profile isolation: the CLI never sees the host user's `~/.cursor`. `CURSOR_HOME`, `CURSOR_CONFIG_DIR`
 //! and `CURSOR_DATA_DIR` point under the profile root (stable, so `--resume` finds its chats), `HOME` is
-//! pinned to the root, and each run gets its own `TMPDIR`, removed afterwards.
+//! pinned to the root, and each run gets its own `TMPDIR`, removed afterwards. A run with skills gets its
+//! own plugin (`plugin.rs`, `--plugin-dir`), removed when the run ends.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -18,11 +19,12 @@ use crate::driver::{
     notice_kind, session::PARAM_CWD,
 };
 
-use super::DRIVER_TYPE;
 use super::config::{CursorConfig, Invocation, args};
 use super::profile::{Profile, guard_violation, inherited};
 use super::translate::{Translator, is_resume_rejection};
 use super::wire::Violation;
+use super::{DRIVER_TYPE, plugin};
+use crate::skills::SkillOverlay;
 
 /// The failure code for a fork request: `cursor-agent --resume` appends to the parent chat, so a fork
 /// cannot be honoured. Not `ResumeRejected`, which would make the core retry with a fresh, unrelated chat.
@@ -66,8 +68,24 @@ pub async fn run(config: &CursorConfig, registry: &ProcessRegistry, req: Request
             )
             .await;
     }
-    let response = invoke(config, registry, &req, &io, &profile, &tmp, resume.as_deref()).await;
+    let plugin = match plugin::project(&req.run_id, &req.skills) {
+        Ok(p) => p,
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&tmp);
+            return Response::failed(
+                FailureCode::AgentError,
+                format!("cannot lay out the run's skills as a plugin: {e}"),
+            );
+        }
+    };
+    let dirs = RunDirs {
+        profile: &profile,
+        tmp: &tmp,
+        plugin: plugin.as_ref().map(SkillOverlay::root),
+    };
+    let response = invoke(config, registry, &req, &io, &dirs, resume.as_deref()).await;
     let _ = std::fs::remove_dir_all(&tmp);
+    drop(plugin);
     response
 }
 
@@ -85,18 +103,29 @@ fn sanitize(s: &str) -> String {
     if s.is_empty() { "run".into() } else { s }
 }
 
+/// The directories one invocation uses.
+#[derive(Clone, Copy)]
+struct RunDirs<'a> {
+    profile: &'a Profile,
+    /// The run's `TMPDIR`.
+    tmp: &'a Path,
+    /// The run's plugin (`--plugin-dir`), if it has skills.
+    plugin: Option<&'a Path>,
+}
+
 async fn invoke(
     config: &CursorConfig,
     registry: &ProcessRegistry,
     req: &Request,
     io: &RunIo,
-    profile: &Profile,
-    tmp: &Path,
+    dirs: &RunDirs<'_>,
     resume: Option<&str>,
 ) -> Response {
+    let RunDirs { profile, tmp, plugin } = *dirs;
     let force = req.policy.approvals.effective_mode(DecisionKind::Permission) == DecisionMode::AutoApprove;
     let inv = Invocation {
         workspace: &req.cwd,
+        plugin_dir: plugin,
         resume,
         model: req.model.as_deref(),
         force,

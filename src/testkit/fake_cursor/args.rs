@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use clap::Parser;
 
 /// `cursor-agent -p --output-format stream-json --workspace <dir> [--resume <chatId>] [--model M] [--mode M]
-/// [--force] [--plugin-dir D] [prompt…]` (prompt on stdin when no positional words are given).
+/// [--force] [--plugin-dir D] [prompt…]` (prompt on stdin when no positional words are given), and
+/// `cursor-agent --version`.
 #[derive(Debug, Clone, Parser)]
 #[command(
     name = "cursor-agent",
@@ -40,6 +41,9 @@ pub struct Args {
     /// Extra plugin directories.
     #[arg(long = "plugin-dir")]
     pub plugin_dir: Vec<PathBuf>,
+    /// Print the version and exit.
+    #[arg(short = 'v', long = "version")]
+    pub version: bool,
     /// API key (as `CURSOR_API_KEY`).
     #[arg(long = "api-key")]
     pub api_key: Option<String>,

@@ -10,6 +10,7 @@
 //! own choices: `docs/providers/cursor.md`.
 
 mod args;
+pub mod plugins;
 mod scenario;
 mod store;
 pub mod stream;
@@ -23,6 +24,10 @@ use clap::Parser;
 pub use args::Args;
 pub use scenario::{Outcome, SCENARIOS};
 pub use store::{Chat, Turn, chats_dir, load as load_chat};
+
+/// What `--version` prints (one line). Cursor's CLI documents only "print the version"; the date-and-hash
+/// shape follows versions seen in third-party reports (e.g. `2026.10.22-27dcf5f`), the value is the fake's.
+pub const VERSION: &str = "2026.06.26-fake000";
 
 /// The environment the fake reads (captured once, so tests can pass their own).
 #[derive(Debug, Clone, Default)]
@@ -105,6 +110,10 @@ pub fn run(
                 return Outcome::Exit(1);
             }
         };
+    if args.version {
+        let _ = writeln!(out, "{VERSION}");
+        return Outcome::Exit(0);
+    }
     if !args.print || args.output_format != "stream-json" {
         let _ = writeln!(
             err,
@@ -165,6 +174,7 @@ pub fn run(
         }
         .to_owned(),
         mcp_server: first_mcp_server(env.cursor_home.as_deref()),
+        skills: plugins::skills(&args.plugin_dir, err),
         delay: Duration::from_millis(env.delay_ms.unwrap_or(default_delay)),
         started: Instant::now(),
     };

@@ -27,6 +27,7 @@ pub const SCENARIOS: &[&str] = &[
     "slow",
     "hang",
     "stream",
+    "skills",
 ];
 
 /// How the process ends after the scenario wrote its frames.
@@ -58,6 +59,8 @@ pub struct Ctx<'a> {
     pub api_key_source: String,
     /// The first MCP server in `CURSOR_HOME/mcp.json`, if any.
     pub mcp_server: Option<String>,
+    /// The skills of the `--plugin-dir` plugins.
+    pub skills: Vec<super::plugins::FoundSkill>,
     /// Pause between frames.
     pub delay: Duration,
     /// When the run started.
@@ -159,6 +162,18 @@ pub fn play(name: &str, ctx: &Ctx<'_>, out: &mut Out<'_>, err: &mut dyn Write) -
     match name {
         "stream" => return super::stream::play(ctx, out),
         "tools" => tools(ctx, out),
+        "skills" => {
+            let listed: Vec<String> = ctx
+                .skills
+                .iter()
+                .map(|s| format!("{}:{} ({})", s.plugin, s.name, s.description))
+                .collect();
+            if listed.is_empty() {
+                say(out, "No skills.");
+            } else {
+                say(out, &format!("Skills: {}", listed.join("; ")));
+            }
+        }
         "mcp" => {
             let server = ctx.mcp_server.clone().unwrap_or_else(|| "fake-server".to_owned());
             say(out, "Calling the MCP tool.");

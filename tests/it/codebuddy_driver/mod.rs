@@ -7,6 +7,7 @@
 //! * `decisions.rs` — permission approve/deny, questions, plan review over the control transport.
 //! * `messages.rs` — supplemental input held until the turn's result, in both transports.
 //! * `mcp.rs` — SSE MCP servers and host tools over streamable HTTP.
+//! * `skills.rs` — per-run skills through the overlay.
 //! * `kit.rs` — the conformance kit.
 
 mod basic;
@@ -14,6 +15,7 @@ mod decisions;
 mod kit;
 mod mcp;
 mod messages;
+mod skills;
 
 pub use crate::driver_support::{code, delta_text, drain, run_error, transport};
 

@@ -17,7 +17,7 @@ mod proc;
 mod redact;
 mod turn;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::Value;
@@ -33,6 +33,7 @@ use super::config::CodeBuddyConfig;
 use super::translate::{self, Translator};
 use super::{DRIVER_TYPE, env};
 use crate::providers::stream_json::run as shared;
+use crate::skills::SkillOverlay;
 use proc::{Launch, Proc};
 use turn::{Stall, Turn, TurnEnd};
 
@@ -50,6 +51,8 @@ struct Exec<'a> {
     instructions: Option<String>,
     schema: Option<String>,
     mcp_file: Option<PathBuf>,
+    /// The run's skill overlay (`CODEBUDDY_SESSION_SKILL_DIRS`), removed when the run ends.
+    skills: Option<SkillOverlay>,
     tr: Translator,
     raw: RawStreams,
     exit: Option<ExitInfo>,
@@ -85,6 +88,23 @@ pub async fn run(config: &CodeBuddyConfig, registry: &ProcessRegistry, req: Requ
             );
         }
     };
+    let skills = match SkillOverlay::create(
+        "codebuddy",
+        &req.run_id,
+        Path::new(env::SKILLS_LAYOUT),
+        &req.skills,
+    ) {
+        Ok(s) => s,
+        Err(e) => {
+            if let Some(f) = &mcp_file {
+                let _ = std::fs::remove_file(f);
+            }
+            return Response::failed(
+                FailureCode::AgentError,
+                format!("cannot lay out the run's skills: {e}"),
+            );
+        }
+    };
     let mut inv = Exec {
         config,
         registry,
@@ -95,6 +115,7 @@ pub async fn run(config: &CodeBuddyConfig, registry: &ProcessRegistry, req: Requ
         instructions,
         schema: req.output_schema.as_ref().map(|s| s.schema.to_string()),
         mcp_file,
+        skills,
         tr: Translator::new(),
         raw: RawStreams::default(),
         exit: None,
@@ -174,7 +195,13 @@ impl Exec<'_> {
             program: &program,
             args,
             cwd: &self.req.cwd,
-            vars: env::vars(self.config, &self.req.env, &self.config_dir, self.transport),
+            vars: env::vars(
+                self.config,
+                &self.req.env,
+                &self.config_dir,
+                self.transport,
+                self.skills.as_ref().map(SkillOverlay::skills_dir),
+            ),
             inherit: proc::base_or_codebuddy,
             stdin: self.transport == Transport::Control,
             label: format!("codebuddy {} {}", self.transport.as_str(), self.req.run_id),
