@@ -25,7 +25,7 @@ use serde_json::Value;
 pub use exposure::ExposurePolicy;
 
 use crate::runtime::Event;
-use crate::store::{EventRecord, EventWriter, NewEvent, StoreError, ThreadStore};
+use crate::store::{EventRecord, NewEvent, StoreError, ThreadStore};
 
 /// A recorded event as stored: the host cursor plus the exposed JSON.
 #[derive(Debug, Clone, PartialEq)]
@@ -73,7 +73,6 @@ pub struct Recorder {
     store: Arc<dyn ThreadStore>,
     tenant: String,
     policy: ExposurePolicy,
-    writer: Option<EventWriter>,
 }
 
 impl std::fmt::Debug for Recorder {
@@ -92,15 +91,7 @@ impl Recorder {
             store,
             tenant: tenant.into(),
             policy,
-            writer: None,
         }
-    }
-
-    /// Appends through `writer` (a group commit shared with other recorders of the same store)
-    /// instead of one transaction per batch.
-    pub fn with_writer(mut self, writer: EventWriter) -> Self {
-        self.writer = Some(writer);
-        self
     }
 
     /// The exposure policy applied when recording.
@@ -135,10 +126,7 @@ impl Recorder {
         if batch.is_empty() {
             return Ok(Vec::new());
         }
-        match &self.writer {
-            Some(w) => w.append_batch(batch).await,
-            None => self.store.append_events(batch).await,
-        }
+        self.store.append_events(batch).await
     }
 
     /// A thread's records after `cursor` (across runs), at most `limit`, re-exposed under

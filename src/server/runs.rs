@@ -30,9 +30,7 @@ use super::limits::RunSlot;
 use super::record::{MAX_UNRECORDED, Writer};
 use crate::recorder::Recorder;
 use crate::runtime::{ApprovalRequest, CallOptions, Event, FailureReason, Payload, RunOutcome, Stream};
-use crate::store::{
-    Approval, ApprovalState, EventWriter, NewEvent, RunRecord, RunState, StoreError, ThreadStore,
-};
+use crate::store::{Approval, ApprovalState, NewEvent, RunRecord, RunState, StoreError, ThreadStore};
 
 /// How long a finished run stays in memory (afterwards it is served from the store).
 pub const FINISHED_TTL: Duration = Duration::from_secs(300);
@@ -189,12 +187,7 @@ pub struct RunRegistry {
     busy: Mutex<HashMap<(String, String, String), String>>,
     tracker: TaskTracker,
     record_backlog: usize,
-    /// The group commit every run's writer records through, per store (the service has one).
-    group: Mutex<Option<(Arc<dyn ThreadStore>, EventWriter)>>,
 }
-
-/// Appends per shared transaction, at most: one per run writer's batch (each run has one in flight).
-const GROUP_COMMIT_BATCHES: usize = 256;
 
 impl Default for RunRegistry {
     fn default() -> Self {
@@ -237,22 +230,6 @@ impl RunRegistry {
             busy: Mutex::default(),
             tracker: TaskTracker::new(),
             record_backlog,
-            group: Mutex::default(),
-        }
-    }
-
-    /// The group commit for `store` (started on first use, on the current runtime): the runs'
-    /// writers share its transactions, so a commit costs the store once per round, not once per
-    /// run.
-    fn group_commit(&self, store: &Arc<dyn ThreadStore>) -> EventWriter {
-        let mut group = self.group.lock().unwrap_or_else(|p| p.into_inner());
-        match &*group {
-            Some((s, w)) if Arc::ptr_eq(s, store) => w.clone(),
-            _ => {
-                let w = EventWriter::spawn(store.clone(), GROUP_COMMIT_BATCHES);
-                *group = Some((store.clone(), w.clone()));
-                w
-            }
         }
     }
 
@@ -388,8 +365,7 @@ impl RunRegistry {
         if let Err(e) = store.put_run(&record).await {
             tracing::warn!(run_id = %entry.run_id, error = %e, "could not record the run");
         }
-        let recorder = Recorder::new(store.clone(), entry.tenant.clone(), req.agent.exposure)
-            .with_writer(self.group_commit(store));
+        let recorder = Recorder::new(store.clone(), entry.tenant.clone(), req.agent.exposure);
         let pump = Pump {
             registry: self.clone(),
             entry: entry.clone(),

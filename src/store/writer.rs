@@ -1,6 +1,5 @@
-//! `EventWriter`: group commit for the run event log. Producers append one event or one all-or-nothing
-//! batch at a time; a single background task writes whatever has queued up meanwhile, from every
-//! producer, as one `append_events` transaction.
+//! `EventWriter`: group commit for the run event log. Producers append one event at a time; a single
+//! background task writes whatever has queued up meanwhile as one `append_events` batch.
 //!
 //! Every append is a durable commit, and a commit costs a disk flush (milliseconds on Postgres), so
 //! appending token deltas one by one caps a store at a few hundred events per second. The writer keeps
@@ -18,10 +17,10 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::{NewEvent, StoreError, StoreResult, ThreadStore};
 
-/// One queued append (one event or one caller's all-or-nothing batch) and where its answer goes.
+/// One queued append and where its answer goes.
 struct Pending {
-    events: Vec<NewEvent>,
-    reply: oneshot::Sender<StoreResult<Vec<u64>>>,
+    event: NewEvent,
+    reply: oneshot::Sender<StoreResult<u64>>,
 }
 
 /// A cloneable handle that appends events through one background batching task.
@@ -39,9 +38,9 @@ impl std::fmt::Debug for EventWriter {
 }
 
 impl EventWriter {
-    /// Starts the background task (on the current tokio runtime). A transaction carries at most
-    /// `max_batch` queued appends (at least 1); at most `4 × max_batch` appends wait in the queue
-    /// before `append` waits too. The task ends when every handle is dropped and the queue is drained.
+    /// Starts the background task (on the current tokio runtime). Batches hold at most `max_batch`
+    /// events (at least 1); at most `4 × max_batch` appends wait in the queue before `append` waits too.
+    /// The task ends when every handle is dropped and the queue is drained.
     pub fn spawn(store: Arc<dyn ThreadStore>, max_batch: usize) -> Self {
         let max_batch = max_batch.max(1);
         let (queue, pending) = mpsc::channel(max_batch.saturating_mul(4));
@@ -51,25 +50,12 @@ impl EventWriter {
 
     /// Appends one event and returns its cursor once the batch that carries it has committed.
     pub async fn append(&self, event: NewEvent) -> StoreResult<u64> {
-        let cursors = self.append_batch(vec![event]).await?;
-        cursors.first().copied().ok_or_else(|| StoreError::Backend {
-            detail: "no cursor".to_owned(),
-        })
-    }
-
-    /// Appends a caller's batch, all or nothing and in order, in the same transaction as whatever
-    /// other callers queued meanwhile; returns its cursors once that transaction committed. A batch
-    /// that fails the shared transaction on its own (`Conflict`, `Invalid`) gets its own answer.
-    pub async fn append_batch(&self, events: Vec<NewEvent>) -> StoreResult<Vec<u64>> {
-        if events.is_empty() {
-            return Ok(Vec::new());
-        }
         let (reply, answer) = oneshot::channel();
         let closed = || StoreError::Unavailable {
             detail: "the event writer has stopped".to_owned(),
         };
         self.queue
-            .send(Pending { events, reply })
+            .send(Pending { event, reply })
             .await
             .map_err(|_| closed())?;
         answer.await.map_err(|_| closed())?
@@ -84,19 +70,20 @@ async fn run(store: Arc<dyn ThreadStore>, mut pending: mpsc::Receiver<Pending>, 
 }
 
 async fn write(store: &dyn ThreadStore, batch: Vec<Pending>) {
-    let events: Vec<NewEvent> = batch.iter().flat_map(|p| p.events.iter().cloned()).collect();
-    let total = events.len();
+    let events = batch.iter().map(|p| p.event.clone()).collect();
     match store.append_events(events).await {
-        Ok(cursors) if cursors.len() == total => {
-            let mut cursors = cursors.into_iter();
-            for pending in batch {
-                let mine = cursors.by_ref().take(pending.events.len()).collect();
-                let _ = pending.reply.send(Ok(mine));
+        Ok(cursors) if cursors.len() == batch.len() => {
+            for (pending, cursor) in batch.into_iter().zip(cursors) {
+                let _ = pending.reply.send(Ok(cursor));
             }
         }
         Ok(cursors) => {
             let err = StoreError::Backend {
-                detail: format!("the store returned {} cursors for {total} events", cursors.len()),
+                detail: format!(
+                    "the store returned {} cursors for {} events",
+                    cursors.len(),
+                    batch.len()
+                ),
             };
             for pending in batch {
                 let _ = pending.reply.send(Err(err.clone()));
@@ -104,8 +91,13 @@ async fn write(store: &dyn ThreadStore, batch: Vec<Pending>) {
         }
         Err(StoreError::Conflict { .. } | StoreError::Invalid { .. }) if batch.len() > 1 => {
             for pending in batch {
-                let one = store.append_events(pending.events).await;
-                let _ = pending.reply.send(one);
+                let one = store.append_events(vec![pending.event]).await;
+                let answer = one.and_then(|cursors| {
+                    cursors.first().copied().ok_or_else(|| StoreError::Backend {
+                        detail: "no cursor".to_owned(),
+                    })
+                });
+                let _ = pending.reply.send(answer);
             }
         }
         Err(err) => {
@@ -165,28 +157,6 @@ mod tests {
                 .collect();
             assert_eq!(seqs, (0..100).collect::<Vec<_>>(), "run-{p} is stored in order");
         }
-    }
-
-    #[tokio::test]
-    async fn batches_share_a_transaction_keep_their_order_and_fail_alone() {
-        let store: Arc<dyn ThreadStore> = Arc::new(MemoryStore::new());
-        store.append_events(vec![event("dup", 1)]).await.unwrap();
-        let writer = EventWriter::spawn(store.clone(), 16);
-        let (a, b, c) = tokio::join!(
-            writer.append_batch((0..5).map(|s| event("a", s)).collect()),
-            writer.append_batch((0..3).map(|s| event("dup", s)).collect()),
-            writer.append_batch((0..4).map(|s| event("c", s)).collect())
-        );
-        let (a, c) = (a.unwrap(), c.unwrap());
-        assert_eq!((a.len(), c.len()), (5, 4));
-        assert!(a.windows(2).all(|w| w[0] < w[1]) && c.windows(2).all(|w| w[0] < w[1]));
-        assert!(matches!(b, Err(StoreError::Conflict { .. })), "{b:?}");
-        assert_eq!(
-            store.read_run("t", "dup", None, 10).await.unwrap().len(),
-            1,
-            "the failed batch wrote nothing"
-        );
-        assert!(writer.append_batch(Vec::new()).await.unwrap().is_empty());
     }
 
     #[tokio::test]
