@@ -30,6 +30,33 @@ pub struct EnvironmentCheck {
     pub message: String,
 }
 
+impl EnvironmentCheck {
+    /// The `cli` check of a version probe: passes as "`product` `version`", or fails with the probe's
+    /// error.
+    pub fn cli(product: &str, version: &Result<String, String>) -> EnvironmentCheck {
+        match version {
+            Ok(v) => EnvironmentCheck {
+                code: "cli".into(),
+                status: CheckStatus::Pass,
+                message: format!("{product} {v}"),
+            },
+            Err(e) => EnvironmentCheck {
+                code: "cli".into(),
+                status: CheckStatus::Fail,
+                message: e.clone(),
+            },
+        }
+    }
+}
+
+/// The first word of a version probe's output that starts with a digit (`codex-cli 0.171.0` →
+/// `0.171.0`).
+pub fn first_version_word(text: &str) -> Option<String> {
+    text.split_whitespace()
+        .find(|w| w.starts_with(|c: char| c.is_ascii_digit()))
+        .map(str::to_owned)
+}
+
 /// The environment report of a driver.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EnvironmentReport {

@@ -77,6 +77,7 @@ mod error;
 mod lines;
 mod orphans;
 mod pool;
+mod probe;
 mod registry;
 mod spawn;
 mod spec;
@@ -93,6 +94,7 @@ pub use error::ProcessError;
 pub use lines::{JsonLines, JsonLinesCodec, Line, TOO_LONG_PREFIX};
 pub use orphans::{OWNER_ENV, OrphanReport, reap_orphans};
 pub use pool::{DEFAULT_IDLE_TIMEOUT, Lease, PoolKey, Pooled, ProcessPool, Taken};
+pub use probe::probe_stdout;
 pub use registry::{ProcessId, ProcessInfo, ProcessRegistry, ShutdownReport};
 pub use spawn::spawn;
 pub use spec::{

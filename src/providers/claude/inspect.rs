@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use futures::StreamExt;
 
-use crate::driver::process::{ProcessRegistry, ProcessSpec, StopPlan, spawn};
+use crate::driver::process::{ProcessRegistry, ProcessSpec, StopPlan, probe_stdout, spawn};
 use crate::driver::{
     CheckStatus, ConfigField, ConfigSchema, EnvironmentCheck, EnvironmentReport, InspectError, ModelInfo,
 };
@@ -45,61 +45,29 @@ async fn version(config: &Config, registry: &ProcessRegistry) -> Result<String, 
         .inherit_base_env()
         .envs(env::FIXED.iter().map(|(k, v, _)| (*k, *v)))
         .label("claude --version");
-    let mut child = spawn(registry, spec).await.map_err(|e| e.to_string())?;
-    let mut out = child.take_stdout().ok_or("no stdout")?;
-    let read = async {
-        let mut text = String::new();
-        while let Some(Ok(line)) = out.next().await {
-            if let Some(raw) = line.raw() {
-                text.push_str(&String::from_utf8_lossy(raw));
-                text.push('\n');
-            }
-        }
-        text
-    };
-    let text = tokio::time::timeout(INSPECT_TIMEOUT, read).await;
-    let exit = child.stop(StopPlan::new()).await;
-    let text = text.map_err(|_| "claude --version timed out".to_owned())?;
-    match parse_version(&text) {
-        Some(v) if exit.success() => Ok(v),
-        _ => Err(format!("claude --version failed ({exit}): {}", text.trim())),
-    }
+    let text = probe_stdout(registry, spec, INSPECT_TIMEOUT, "claude --version").await?;
+    parse_version(&text).ok_or_else(|| format!("claude --version named no version: {}", text.trim()))
 }
 
 /// The environment report.
 pub async fn environment(config: &Config, registry: &ProcessRegistry) -> EnvironmentReport {
-    let mut checks = Vec::new();
+    let version = version(config, registry).await;
+    let mut checks = vec![EnvironmentCheck::cli("Claude Code", &version)];
     let mut messages = bidi_messages();
-    let detected = match version(config, registry).await {
-        Ok(v) => {
-            checks.push(EnvironmentCheck {
-                code: "cli".into(),
-                status: CheckStatus::Pass,
-                message: format!("Claude Code {v}"),
-            });
-            if older(&v, MESSAGES_MIN_VERSION) {
-                messages = oneshot_messages();
-                checks.push(EnvironmentCheck {
-                    code: "messages".into(),
-                    status: CheckStatus::Warn,
-                    message: format!(
-                        "Claude Code {v} is older than {MESSAGES_MIN_VERSION}: supplemental messages are \
-                         limited to turn ends"
-                    ),
-                });
-            }
-            Some(v)
-        }
-        Err(e) => {
-            checks.push(EnvironmentCheck {
-                code: "cli".into(),
-                status: CheckStatus::Fail,
-                message: e,
-            });
-            None
-        }
-    };
-    EnvironmentReport::from_checks(DRIVER_TYPE, detected, checks, messages)
+    if let Ok(v) = &version
+        && older(v, MESSAGES_MIN_VERSION)
+    {
+        messages = oneshot_messages();
+        checks.push(EnvironmentCheck {
+            code: "messages".into(),
+            status: CheckStatus::Warn,
+            message: format!(
+                "Claude Code {v} is older than {MESSAGES_MIN_VERSION}: supplemental messages are \
+                 limited to turn ends"
+            ),
+        });
+    }
+    EnvironmentReport::from_checks(DRIVER_TYPE, version.ok(), checks, messages)
 }
 
 /// The models of the CLI's `initialize` answer (`value` as the id; the `default` entry flagged).

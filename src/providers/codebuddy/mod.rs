@@ -22,11 +22,11 @@ pub mod wire;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::driver::process::{ProcessRegistry, ProcessSpec, StopPlan, spawn};
+use crate::driver::process::{ProcessRegistry, ProcessSpec, probe_stdout};
 use crate::driver::{
-    CheckStatus, ConfigField, ConfigSchema, DecisionMode, Descriptor, Driver, EnvironmentCheck,
-    EnvironmentReport, InspectError, InvalidConfig, JsonSessionCodec, McpCaps, MessageCaps, ProcessCaps,
-    Request, Response, RunIo, RunPolicyCaps, SessionCaps, SessionCodec, StreamCaps, StructuredCaps, session,
+    ConfigField, ConfigSchema, DecisionMode, Descriptor, Driver, EnvironmentCheck, EnvironmentReport,
+    InspectError, InvalidConfig, JsonSessionCodec, McpCaps, MessageCaps, ProcessCaps, Request, Response,
+    RunIo, RunPolicyCaps, SessionCaps, SessionCodec, StreamCaps, StructuredCaps, session,
 };
 
 pub use config::{CodeBuddyConfig, Effort, PermissionMode};
@@ -116,33 +116,17 @@ impl CodeBuddyDriver {
 
     /// Runs `codebuddy --version` (never a model task).
     async fn version(&self) -> Result<String, String> {
-        use futures::StreamExt;
         let spec = ProcessSpec::new(self.config.program())
             .arg("--version")
             .inherit_base_env()
             .envs(env::FIXED.iter().map(|(k, v, _)| (*k, *v)))
             .label("codebuddy --version");
-        let mut child = spawn(&self.registry, spec).await.map_err(|e| e.to_string())?;
-        let mut out = child.take_stdout().ok_or("no stdout")?;
-        let read = async {
-            let mut text = String::new();
-            while let Some(Ok(line)) = out.next().await {
-                if let Some(raw) = line.raw() {
-                    text.push_str(&String::from_utf8_lossy(raw));
-                    text.push('\n');
-                }
-            }
-            text
-        };
-        let text = tokio::time::timeout(Duration::from_secs(60), read).await;
-        let exit = child.stop(StopPlan::new()).await;
-        let text = text.map_err(|_| "codebuddy --version timed out".to_owned())?;
-        let version = text.split_whitespace().next().unwrap_or_default().to_owned();
-        if exit.success() && !version.is_empty() {
-            Ok(version)
-        } else {
-            Err(format!("codebuddy --version failed ({exit}): {}", text.trim()))
-        }
+        let what = "codebuddy --version";
+        let text = probe_stdout(&self.registry, spec, Duration::from_secs(60), what).await?;
+        text.split_whitespace()
+            .next()
+            .map(str::to_owned)
+            .ok_or_else(|| format!("{what} printed nothing"))
     }
 }
 
@@ -185,28 +169,12 @@ impl Driver for CodeBuddyDriver {
     }
 
     async fn environment(&self) -> Result<EnvironmentReport, InspectError> {
-        let check = match self.version().await {
-            Ok(v) => (
-                Some(v.clone()),
-                EnvironmentCheck {
-                    code: "cli".into(),
-                    status: CheckStatus::Pass,
-                    message: format!("CodeBuddy Code {v}"),
-                },
-            ),
-            Err(e) => (
-                None,
-                EnvironmentCheck {
-                    code: "cli".into(),
-                    status: CheckStatus::Fail,
-                    message: e,
-                },
-            ),
-        };
+        let version = self.version().await;
+        let check = EnvironmentCheck::cli("CodeBuddy Code", &version);
         Ok(EnvironmentReport::from_checks(
             DRIVER_TYPE,
-            check.0,
-            vec![check.1],
+            version.ok(),
+            vec![check],
             descriptor().messages,
         ))
     }

@@ -3,10 +3,9 @@
 
 use std::time::Duration;
 
-use futures::StreamExt;
-
 use crate::driver::ModelInfo;
-use crate::driver::process::{ProcessRegistry, ProcessSpec, StopPlan, spawn};
+use crate::driver::inspect::first_version_word;
+use crate::driver::process::{ProcessRegistry, ProcessSpec, probe_stdout};
 
 use super::config::CodexConfig;
 use super::home;
@@ -24,32 +23,9 @@ pub async fn version(config: &CodexConfig, registry: &ProcessRegistry) -> Result
         .inherit_base_env()
         .envs(&config.common.env)
         .label("codex --version");
-    let mut child = spawn(registry, spec).await.map_err(|e| e.to_string())?;
-    let mut out = child.take_stdout().ok_or("no stdout")?;
-    let read = async {
-        let mut text = String::new();
-        while let Some(Ok(line)) = out.next().await {
-            if let Some(raw) = line.raw() {
-                text.push_str(&String::from_utf8_lossy(raw));
-                text.push('\n');
-            }
-        }
-        text
-    };
-    let text = tokio::time::timeout(PROBE_TIMEOUT, read).await;
-    let exit = child.stop(StopPlan::new()).await;
-    let text = text.map_err(|_| "codex --version timed out".to_owned())?;
+    let text = probe_stdout(registry, spec, PROBE_TIMEOUT, "codex --version").await?;
     // `codex-cli 0.171.0`
-    let version = text
-        .split_whitespace()
-        .find(|w| w.chars().next().is_some_and(|c| c.is_ascii_digit()))
-        .unwrap_or_default()
-        .to_owned();
-    if exit.success() && !version.is_empty() {
-        Ok(version)
-    } else {
-        Err(format!("codex --version failed ({exit}): {}", text.trim()))
-    }
+    first_version_word(&text).ok_or_else(|| format!("codex --version named no version: {}", text.trim()))
 }
 
 /// `model/list` through a short-lived app-server in the SDK-owned home.

@@ -33,9 +33,9 @@ use std::sync::Arc;
 
 use crate::driver::process::{ProcessPool, ProcessRegistry};
 use crate::driver::{
-    Boundary, CheckStatus, ConfigField, ConfigSchema, ContinueMode, DecisionMode, Descriptor, Driver,
-    EnvironmentCheck, EnvironmentReport, InspectError, InvalidConfig, JsonSessionCodec, McpCaps, MessageCaps,
-    ModelInfo, ProcessCaps, Request, Response, RunIo, RunPolicyCaps, SessionCaps, SessionCodec, StreamCaps,
+    Boundary, ConfigField, ConfigSchema, ContinueMode, DecisionMode, Descriptor, Driver, EnvironmentCheck,
+    EnvironmentReport, InspectError, InvalidConfig, JsonSessionCodec, McpCaps, MessageCaps, ModelInfo,
+    ProcessCaps, Request, Response, RunIo, RunPolicyCaps, SessionCaps, SessionCodec, StreamCaps,
     StructuredCaps, session,
 };
 
@@ -196,27 +196,11 @@ impl Driver for CodexDriver {
     }
 
     async fn environment(&self) -> Result<EnvironmentReport, InspectError> {
-        let (version, check) = match inspect::version(&self.config, &self.registry).await {
-            Ok(v) => (
-                Some(v.clone()),
-                EnvironmentCheck {
-                    code: "cli".into(),
-                    status: CheckStatus::Pass,
-                    message: format!("Codex CLI {v}"),
-                },
-            ),
-            Err(e) => (
-                None,
-                EnvironmentCheck {
-                    code: "cli".into(),
-                    status: CheckStatus::Fail,
-                    message: e,
-                },
-            ),
-        };
+        let version = inspect::version(&self.config, &self.registry).await;
+        let check = EnvironmentCheck::cli("Codex CLI", &version);
         Ok(EnvironmentReport::from_checks(
             DRIVER_TYPE,
-            version,
+            version.ok(),
             vec![check],
             descriptor().messages,
         ))

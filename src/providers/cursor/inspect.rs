@@ -7,10 +7,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use futures::StreamExt;
-
-use crate::driver::process::{ProcessRegistry, ProcessSpec, StopPlan, spawn};
-use crate::driver::{CheckStatus, EnvironmentCheck, EnvironmentReport};
+use crate::driver::process::{ProcessRegistry, ProcessSpec, probe_stdout};
+use crate::driver::{EnvironmentCheck, EnvironmentReport};
 
 use super::config::CursorConfig;
 use super::profile::{Profile, inherited};
@@ -22,9 +20,7 @@ const VERSION_TIMEOUT: Duration = Duration::from_secs(30);
 /// The version in `--version` output: the first word that starts with a digit (Cursor prints a
 /// date-and-hash version such as `2026.10.22-27dcf5f`, possibly after the program name).
 pub fn parse_version(text: &str) -> Option<String> {
-    text.split_whitespace()
-        .find(|w| w.starts_with(|c: char| c.is_ascii_digit()))
-        .map(str::to_owned)
+    crate::driver::inspect::first_version_word(text)
 }
 
 /// A scratch profile root that is removed when dropped.
@@ -59,54 +55,15 @@ async fn version(config: &CursorConfig, registry: &ProcessRegistry) -> Result<St
         .inherit_env(inherited)
         .envs(profile.vars(config, &Default::default(), &tmp))
         .label("cursor-agent --version");
-    let mut child = spawn(registry, spec)
-        .await
-        .map_err(|e| format!("cannot run {}: {e}", program.display()))?;
-    let mut out = child.take_stdout().ok_or("no stdout")?;
-    let read = async {
-        let mut text = String::new();
-        while let Some(Ok(line)) = out.next().await {
-            if let Some(raw) = line.raw() {
-                text.push_str(&String::from_utf8_lossy(raw));
-                text.push('\n');
-            }
-        }
-        text
-    };
-    let text = tokio::time::timeout(VERSION_TIMEOUT, read).await;
-    let exit = child.stop(StopPlan::new()).await;
-    let text = text.map_err(|_| "cursor-agent --version timed out".to_owned())?;
-    match parse_version(&text) {
-        Some(v) if exit.success() => Ok(v),
-        _ => Err(format!(
-            "{} --version failed ({exit}): {}",
-            program.display(),
-            text.trim()
-        )),
-    }
+    let text = probe_stdout(registry, spec, VERSION_TIMEOUT, "cursor-agent --version").await?;
+    parse_version(&text).ok_or_else(|| format!("cursor-agent --version named no version: {}", text.trim()))
 }
 
 /// The environment report: one `cli` check (the binary runs and names its version).
 pub async fn environment(config: &CursorConfig, registry: &ProcessRegistry) -> EnvironmentReport {
-    let (detected, check) = match version(config, registry).await {
-        Ok(v) => (
-            Some(v.clone()),
-            EnvironmentCheck {
-                code: "cli".into(),
-                status: CheckStatus::Pass,
-                message: format!("Cursor agent {v}"),
-            },
-        ),
-        Err(e) => (
-            None,
-            EnvironmentCheck {
-                code: "cli".into(),
-                status: CheckStatus::Fail,
-                message: e,
-            },
-        ),
-    };
-    EnvironmentReport::from_checks(DRIVER_TYPE, detected, vec![check], descriptor().messages)
+    let version = version(config, registry).await;
+    let check = EnvironmentCheck::cli("Cursor agent", &version);
+    EnvironmentReport::from_checks(DRIVER_TYPE, version.ok(), vec![check], descriptor().messages)
 }
 
 #[cfg(test)]
