@@ -194,7 +194,6 @@ impl AgentBuilder {
                     resources: self.profile_resources,
                     selected: Default::default(),
                     home: self.profile_home,
-                    in_use: Default::default(),
                 },
             }),
         }

@@ -9,7 +9,7 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::{Mutex, OnceLock};
 
 use super::agent::{Agent, AgentInner};
 use super::error::{ConfigError, Error};
@@ -28,19 +28,23 @@ pub(crate) struct ProfileSettings {
     pub selected: Mutex<Option<Vec<String>>>,
     /// The home the native and clone dirs resolve under (`$HOME` when unset).
     pub home: Option<PathBuf>,
-    /// The profile dirs running executions use, with their profile fingerprint.
-    pub in_use: InUse,
 }
 
-/// Profile dirs in use: dir -> (fingerprint, executions). A launch whose fingerprint differs from a
-/// running execution's on the same dir is refused rather than rewriting files under that run.
-#[derive(Debug, Default, Clone)]
-pub(crate) struct InUse(Arc<Mutex<HashMap<PathBuf, (String, usize)>>>);
+/// Profile dirs in use in this process (whichever Agent runs in them): dir -> (fingerprint,
+/// executions). A launch whose fingerprint differs from a running execution's on the same dir is
+/// refused rather than rewriting files under that run.
+#[derive(Debug, Default)]
+pub(crate) struct InUse(Mutex<HashMap<PathBuf, (String, usize)>>);
+
+/// The process-wide [`InUse`].
+fn in_use() -> &'static InUse {
+    static IN_USE: OnceLock<InUse> = OnceLock::new();
+    IN_USE.get_or_init(InUse::default)
+}
 
 /// One execution's claim on its profile dir, released when the execution ends.
 #[derive(Debug)]
 pub(crate) struct ProfileLease {
-    in_use: InUse,
     dir: PathBuf,
 }
 
@@ -69,7 +73,7 @@ impl InUse {
 
 impl Drop for ProfileLease {
     fn drop(&mut self) {
-        let mut map = self.in_use.lock();
+        let mut map = in_use().lock();
         if let Some((_, n)) = map.get_mut(&self.dir) {
             *n -= 1;
             if *n == 0 {
@@ -258,7 +262,7 @@ impl AgentInner {
         if mode != Mode::Observe {
             // Claim (a launch) or check (a sync) and write under one lock, so no write lands under a
             // running execution with other resources.
-            let mut map = self.profile.in_use.lock();
+            let mut map = in_use().lock();
             InUse::check(&map, &r.dir, &snap.fingerprint)?;
             if mode == Mode::Sync || (stale && r.managed()) {
                 snap = sync::sync(driver_type, name, &r, desired, true);
@@ -269,10 +273,7 @@ impl AgentInner {
                     .or_insert_with(|| (snap.fingerprint.clone(), 0));
                 entry.0.clone_from(&snap.fingerprint);
                 entry.1 += 1;
-                lease = Some(ProfileLease {
-                    in_use: self.profile.in_use.clone(),
-                    dir: r.dir.clone(),
-                });
+                lease = Some(ProfileLease { dir: r.dir.clone() });
             }
         }
         snap.warnings.extend(warnings);

@@ -113,6 +113,16 @@ async fn a_running_execution_keeps_its_profile_and_other_resources_wait_their_tu
         .unwrap_err();
     assert_eq!(refused.kind(), ErrorKind::Profile, "{refused}");
     assert_eq!(refused.code(), "profile_in_use");
+    // The claim is the process's, not the Agent's: another Agent on the same dir waits too.
+    let other = Agent::builder(cl.driver.clone())
+        .profile(Selection::dedicated(cl.env.root.join("busy")))
+        .build();
+    let refused = other
+        .send("hello other", cl.oneshot())
+        .result()
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code(), "profile_in_use", "{refused}");
     // The same resources may share the running profile.
     let same = agent.send("hello same", cl.oneshot().profile_resources(call_resources()));
     let (a, b) = tokio::join!(running.result(), same.result());
