@@ -137,22 +137,7 @@ fn copy_file(from: &Path, to: &Path, warnings: &mut Vec<String>) -> Result<(), P
         .map_err(|e| ProfileError::io(to, e))
 }
 
-/// Copies a tree (symlinks are followed once; special files are skipped).
+/// Copies a tree (symlinks are followed; special files and dangling symlinks are skipped).
 pub fn copy_tree(from: &Path, to: &Path) -> Result<(), ProfileError> {
-    fs::create_dir_all(to).map_err(|e| ProfileError::io(to, e))?;
-    for entry in fs::read_dir(from)
-        .map_err(|e| ProfileError::io(from, e))?
-        .flatten()
-    {
-        let path = entry.path();
-        let target = to.join(entry.file_name());
-        match fs::metadata(&path) {
-            Ok(m) if m.is_dir() => copy_tree(&path, &target)?,
-            Ok(m) if m.is_file() => {
-                fs::copy(&path, &target).map_err(|e| ProfileError::io(&target, e))?;
-            }
-            _ => {}
-        }
-    }
-    Ok(())
+    crate::skills::overlay::copy_tree(from, to).map_err(|e| ProfileError::io(to, e))
 }

@@ -104,15 +104,21 @@ impl Drop for SkillOverlay {
     }
 }
 
-/// Copies the tree at `from` to `to` (created), following symlinks.
-fn copy_tree(from: &Path, to: &Path) -> io::Result<()> {
+/// Copies the tree at `from` to `to` (created), following symlinks; special files and dangling
+/// symlinks are skipped, any other I/O error is returned. Shared with the profile's clones and syncs.
+pub(crate) fn copy_tree(from: &Path, to: &Path) -> io::Result<()> {
     fs::create_dir_all(to)?;
     for e in fs::read_dir(from)? {
         let e = e?;
         let (src, dst) = (e.path(), to.join(e.file_name()));
-        if fs::metadata(&src)?.is_dir() {
+        let meta = match fs::metadata(&src) {
+            Ok(m) => m,
+            Err(err) if err.kind() == io::ErrorKind::NotFound => continue,
+            Err(err) => return Err(err),
+        };
+        if meta.is_dir() {
             copy_tree(&src, &dst)?;
-        } else {
+        } else if meta.is_file() {
             fs::copy(&src, &dst)?;
         }
     }
@@ -234,6 +240,20 @@ mod tests {
         drop(o);
         assert!(!root.exists(), "the overlay is removed");
         assert!(t.path().join("alpha/scripts/run.sh").is_file(), "the skill stays");
+    }
+
+    #[test]
+    fn copy_tree_skips_dangling_links_and_reports_a_missing_source() {
+        let t = tempfile::tempdir().unwrap();
+        let from = t.path().join("from");
+        fs::create_dir_all(from.join("sub")).unwrap();
+        fs::write(from.join("sub/a.md"), "a").unwrap();
+        std::os::unix::fs::symlink(t.path().join("gone"), from.join("dangling")).unwrap();
+        copy_tree(&from, &t.path().join("to")).unwrap();
+        assert_eq!(fs::read_to_string(t.path().join("to/sub/a.md")).unwrap(), "a");
+        assert!(fs::symlink_metadata(t.path().join("to/dangling")).is_err());
+        let err = copy_tree(&t.path().join("nope"), &t.path().join("to2")).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::NotFound);
     }
 
     #[test]
