@@ -2,12 +2,24 @@
 // idle again, read the assistant's text, and fail on recorded problems.
 import assert from "node:assert/strict";
 
-/** Types `prompt` into the chat, sends it and waits until the user message shows. */
+/**
+ * Types `prompt` into the chat, sends it and waits until the user message shows. An Enter that lands
+ * before the chat has wired its handler (a freshly loaded page) leaves the prompt in the textarea:
+ * only then is Enter pressed again, so a prompt is never sent twice.
+ */
 export async function send(page, prompt) {
   const input = page.getByTestId("copilot-chat-textarea");
+  const shown = page.getByTestId("copilot-user-message").filter({ hasText: prompt }).first();
   await input.fill(prompt);
-  await input.press("Enter");
-  await page.getByTestId("copilot-user-message").filter({ hasText: prompt }).first().waitFor();
+  for (let attempt = 0; ; attempt++) {
+    await input.press("Enter");
+    try {
+      await shown.waitFor({ timeout: 5000 });
+      return;
+    } catch (e) {
+      if (attempt >= 5 || (await input.inputValue()) !== prompt) throw e;
+    }
+  }
 }
 
 /** Waits until the stop button has turned back into a send button (no run in progress). */
