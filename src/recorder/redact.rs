@@ -10,9 +10,30 @@ use serde_json::Value;
 /// The replacement text.
 pub const REDACTED: &str = "[redacted]";
 
+/// True when `hay` contains `needle` (ASCII lowercase), ignoring ASCII case, without allocating.
+fn contains_ignore_case(hay: &str, needle: &str) -> bool {
+    hay.as_bytes()
+        .windows(needle.len())
+        .any(|w| w.eq_ignore_ascii_case(needle.as_bytes()))
+}
+
+/// True when `s` starts with `prefix` (ASCII lowercase), ignoring ASCII case.
+fn starts_with_ignore_case(s: &str, prefix: &str) -> bool {
+    s.as_bytes()
+        .get(..prefix.len())
+        .is_some_and(|h| h.eq_ignore_ascii_case(prefix.as_bytes()))
+}
+
+/// True when `s` ends with `suffix` (ASCII lowercase), ignoring ASCII case.
+fn ends_with_ignore_case(s: &str, suffix: &str) -> bool {
+    s.len() >= suffix.len() && s.as_bytes()[s.len() - suffix.len()..].eq_ignore_ascii_case(suffix.as_bytes())
+}
+
 fn secret_key(key: &str) -> bool {
-    let k = key.to_ascii_lowercase();
-    if matches!(k.as_str(), "key" | "message_id" | "kind") {
+    if ["key", "message_id", "kind"]
+        .iter()
+        .any(|k| key.eq_ignore_ascii_case(k))
+    {
         return false;
     }
     [
@@ -28,15 +49,14 @@ fn secret_key(key: &str) -> bool {
         "credential",
     ]
     .iter()
-    .any(|s| k.contains(s))
-        || k.ends_with("_key")
-        || k.ends_with("-key")
+    .any(|s| contains_ignore_case(key, s))
+        || ends_with_ignore_case(key, "_key")
+        || ends_with_ignore_case(key, "-key")
 }
 
 fn secret_value(v: &str) -> bool {
     let t = v.trim();
-    let lower = t.to_ascii_lowercase();
-    (lower.starts_with("bearer ") && t.len() > 7)
+    (starts_with_ignore_case(t, "bearer ") && t.len() > 7)
         || [
             "sk-",
             "sk_live_",
@@ -48,7 +68,7 @@ fn secret_value(v: &str) -> bool {
             "akia",
         ]
         .iter()
-        .any(|p| lower.starts_with(p) && t.len() >= 16 && !t.contains(' '))
+        .any(|p| starts_with_ignore_case(t, p) && t.len() >= 16 && !t.contains(' '))
 }
 
 fn token_char(c: char) -> bool {
@@ -56,32 +76,41 @@ fn token_char(c: char) -> bool {
 }
 
 /// Redacts credential-shaped tokens inside free text: known key prefixes, and whatever follows
-/// the word `Bearer`.
+/// the word `Bearer`. Text without such a token is left as it is, without a copy.
 fn scrub_text(s: &mut String) {
-    let mut out = String::with_capacity(s.len());
-    let mut changed = false;
+    // The copy starts at the first token that must go; until then nothing is allocated.
+    let mut out: Option<String> = None;
     let mut after_bearer = false;
-    let mut rest = s.as_str();
-    while !rest.is_empty() {
-        let start = rest.find(token_char).unwrap_or(rest.len());
-        out.push_str(&rest[..start]);
-        rest = &rest[start..];
-        if rest.is_empty() {
+    let mut pos = 0;
+    while pos < s.len() {
+        let start = s[pos..].find(token_char).map_or(s.len(), |i| pos + i);
+        if let Some(out) = out.as_mut() {
+            out.push_str(&s[pos..start]);
+        }
+        if start == s.len() {
             break;
         }
-        let end = rest.find(|c: char| !token_char(c)).unwrap_or(rest.len());
-        let token = &rest[..end];
+        let end = s[start..]
+            .find(|c: char| !token_char(c))
+            .map_or(s.len(), |i| start + i);
+        let token = &s[start..end];
         if after_bearer || secret_value(token) {
-            out.push_str(REDACTED);
-            changed = true;
+            out.get_or_insert_with(|| {
+                let mut copy = String::with_capacity(s.len());
+                copy.push_str(&s[..start]);
+                copy
+            })
+            .push_str(REDACTED);
             after_bearer = false;
         } else {
             after_bearer = token.eq_ignore_ascii_case("bearer");
-            out.push_str(token);
+            if let Some(out) = out.as_mut() {
+                out.push_str(token);
+            }
         }
-        rest = &rest[end..];
+        pos = end;
     }
-    if changed {
+    if let Some(out) = out {
         *s = out;
     }
 }
@@ -177,5 +206,37 @@ mod tests {
         assert_eq!(args["api_key"], REDACTED);
         assert!(!v["log"].as_str().unwrap().contains("abc123"));
         assert!(!v["pasted"].as_str().unwrap().contains("sk-abcdefghijklmnop1234"));
+    }
+
+    #[test]
+    fn free_text_keeps_everything_but_the_credential_tokens() {
+        let mut plain = String::from("message 42 at 1700000000 — ünïcode, punctuation; no secrets");
+        let before = plain.clone();
+        scrub_text(&mut plain);
+        assert_eq!(plain, before);
+
+        let mut mixed =
+            String::from("é BEARER abc.def/ghi then SK-ABCDEFGHIJKLMNOPQRST, and ghp_0123456789abcdef!");
+        scrub_text(&mut mixed);
+        assert_eq!(mixed, "é BEARER [redacted] then [redacted], and [redacted]!");
+
+        let mut edge = String::from("sk-abcdefghijklmnop1234");
+        scrub_text(&mut edge);
+        assert_eq!(edge, REDACTED);
+    }
+
+    #[test]
+    fn key_and_prefix_checks_ignore_case_without_matching_more() {
+        assert!(secret_key("X-Api-Key"));
+        assert!(secret_key("GITHUB_TOKEN"));
+        assert!(secret_key("private-KEY"));
+        assert!(!secret_key("KEY"), "a bare `key` names a map key, not a secret");
+        assert!(!secret_key("Message_Id"));
+        assert!(!secret_key("monkey"));
+        assert!(secret_value("  Bearer x"));
+        assert!(!secret_value("Bearer "));
+        assert!(secret_value("AKIAABCDEFGHIJKLMNOP"));
+        assert!(!secret_value("sk-short"));
+        assert!(!secret_value("sk-abcdefgh ijklmnop"));
     }
 }
