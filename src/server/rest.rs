@@ -3,7 +3,6 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use axum::Json;
@@ -391,30 +390,25 @@ pub async fn run_events(
     Query(query): Query<EventsQuery>,
 ) -> Result<Response, ApiError> {
     let after = cursor(&headers, &query)?;
-    let (tx, rx) = mpsc::channel(64);
     if let Some(entry) = state.runs.get(tenant.as_str(), &run_id) {
-        let runs = state.runs.clone();
-        let shutdown = state.shutdown.clone();
-        tokio::spawn(async move {
-            runs.metrics.subscribers.fetch_add(1, Ordering::Relaxed);
-            sse::follow(entry, after, tx, shutdown).await;
-            runs.metrics.subscribers.fetch_sub(1, Ordering::Relaxed);
-        });
-    } else {
-        let run = state
-            .store
-            .get_run(tenant.as_str(), &run_id)
-            .await
-            .map_err(ApiError::store)?
-            .ok_or_else(|| ApiError::not_found(format!("no run {run_id:?}")))?;
-        let exposure = state
-            .agents
-            .get(&run.agent)
-            .map(|a| a.exposure)
-            .unwrap_or_default();
-        let recorder = Recorder::new(state.store.clone(), tenant.as_str(), exposure);
-        tokio::spawn(sse::replay(recorder, run_id, after, exposure, tx));
+        let gauge = sse::SubscriberGauge::open(state.runs.clone());
+        let live = sse::follow(entry, after, state.shutdown.clone(), Some(gauge));
+        return Ok(sse::stream_response(live, state.config.keep_alive));
     }
+    let run = state
+        .store
+        .get_run(tenant.as_str(), &run_id)
+        .await
+        .map_err(ApiError::store)?
+        .ok_or_else(|| ApiError::not_found(format!("no run {run_id:?}")))?;
+    let exposure = state
+        .agents
+        .get(&run.agent)
+        .map(|a| a.exposure)
+        .unwrap_or_default();
+    let recorder = Recorder::new(state.store.clone(), tenant.as_str(), exposure);
+    let (tx, rx) = mpsc::channel(64);
+    tokio::spawn(sse::replay(recorder, run_id, after, exposure, tx));
     Ok(sse::response(rx, state.config.keep_alive))
 }
 

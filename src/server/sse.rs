@@ -11,23 +11,25 @@ use std::time::Duration;
 use axum::http::{HeaderName, HeaderValue};
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use tokio::sync::mpsc;
+use futures::Stream;
+use std::sync::atomic::Ordering;
+use tokio::sync::{mpsc, watch};
 use tokio_stream::wrappers::ReceiverStream;
 use tokio_util::sync::CancellationToken;
 
-use super::runs::{LogItem, RunEntry};
+use super::runs::{LogItem, RunEntry, RunRegistry};
 use crate::recorder::{ExposurePolicy, Recorder};
 
 /// An in-memory event log that SSE can follow: a run's, or a Standby's.
 pub trait EventLog: Send + Sync + 'static {
     /// Subscribes to `(items in the log, finished)`.
-    fn progress(&self) -> tokio::sync::watch::Receiver<(usize, bool)>;
+    fn progress(&self) -> watch::Receiver<(usize, bool)>;
     /// The items from index `from` on, with `seq > after`.
     fn items(&self, from: usize, after: u64) -> Vec<Arc<LogItem>>;
 }
 
 impl EventLog for RunEntry {
-    fn progress(&self) -> tokio::sync::watch::Receiver<(usize, bool)> {
+    fn progress(&self) -> watch::Receiver<(usize, bool)> {
         self.watch()
     }
 
@@ -38,7 +40,15 @@ impl EventLog for RunEntry {
 
 /// Wraps a channel of SSE events as the streaming response with the service's headers.
 pub fn response(rx: mpsc::Receiver<SseEvent>, keep_alive: Duration) -> Response {
-    let stream = futures::StreamExt::map(ReceiverStream::new(rx), Ok::<_, Infallible>);
+    stream_response(ReceiverStream::new(rx), keep_alive)
+}
+
+/// Serves a stream of SSE events as the streaming response with the service's headers.
+pub fn stream_response<S>(events: S, keep_alive: Duration) -> Response
+where
+    S: Stream<Item = SseEvent> + Send + 'static,
+{
+    let stream = futures::StreamExt::map(events, Ok::<_, Infallible>);
     let mut resp = Sse::new(stream)
         .keep_alive(KeepAlive::new().interval(keep_alive).text("keep-alive"))
         .into_response();
@@ -66,45 +76,97 @@ pub fn shutdown_frame() -> SseEvent {
         .data(r#"{"code":"shutting_down","message":"the service is shutting down"}"#)
 }
 
-/// Streams a live (in-memory) log from `after` until it finishes, a disconnect, or shutdown.
-pub async fn follow<L: EventLog>(
+/// Decrements the open-subscriber gauge when the stream that holds it is dropped (the response ended or
+/// the client went away).
+pub struct SubscriberGauge(Arc<RunRegistry>);
+
+impl SubscriberGauge {
+    /// Counts one more open SSE stream until the gauge is dropped.
+    pub fn open(runs: Arc<RunRegistry>) -> Self {
+        runs.metrics.subscribers.fetch_add(1, Ordering::Relaxed);
+        SubscriberGauge(runs)
+    }
+}
+
+impl Drop for SubscriberGauge {
+    fn drop(&mut self) {
+        self.0.metrics.subscribers.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// The state of one subscriber following a live log.
+struct Follow<L> {
     entry: Arc<L>,
-    after: u64,
-    tx: mpsc::Sender<SseEvent>,
+    progress: watch::Receiver<(usize, bool)>,
+    /// Log items already taken from the log.
+    index: usize,
+    /// The last sequence sent.
+    last: u64,
+    /// Items taken but not yet sent.
+    pending: std::vec::IntoIter<Arc<LogItem>>,
     shutdown: CancellationToken,
-) {
-    let mut progress = entry.progress();
-    let mut index = 0usize;
-    let mut last = after;
-    loop {
-        let (len, finished) = *progress.borrow_and_update();
-        if len > index {
-            for item in entry.items(index, last) {
-                last = item.seq;
-                let sse = if item.notice {
+    ended: bool,
+    _gauge: Option<SubscriberGauge>,
+}
+
+impl<L: EventLog> Follow<L> {
+    async fn next(&mut self) -> Option<SseEvent> {
+        loop {
+            if self.ended {
+                return None;
+            }
+            if let Some(item) = self.pending.next() {
+                self.last = item.seq;
+                return Some(if item.notice {
                     SseEvent::default().event(&item.kind).data(&item.data)
                 } else {
                     frame(item.seq, &item.kind, &item.data)
-                };
-                if tx.send(sse).await.is_err() {
-                    return;
-                }
+                });
             }
-            index = len;
-            continue;
-        }
-        if finished {
-            return;
-        }
-        tokio::select! {
-            changed = progress.changed() => if changed.is_err() { return },
-            () = tx.closed() => return,
-            () = shutdown.cancelled() => {
-                let _ = tx.send(shutdown_frame()).await;
-                return;
+            let (len, finished) = *self.progress.borrow_and_update();
+            if len > self.index {
+                self.pending = self.entry.items(self.index, self.last).into_iter();
+                self.index = len;
+                continue;
+            }
+            if finished {
+                return None;
+            }
+            tokio::select! {
+                changed = self.progress.changed() => if changed.is_err() { return None },
+                () = self.shutdown.cancelled() => {
+                    self.ended = true;
+                    return Some(shutdown_frame());
+                }
             }
         }
     }
+}
+
+/// A live (in-memory) log from `after` as a stream of frames, until it finishes or the service shuts
+/// down (then one `shutdown` frame). The response body polls it directly: no task and no channel between
+/// the log and the socket, and a client that goes away drops it (and `gauge` with it).
+pub fn follow<L: EventLog>(
+    entry: Arc<L>,
+    after: u64,
+    shutdown: CancellationToken,
+    gauge: Option<SubscriberGauge>,
+) -> impl Stream<Item = SseEvent> + Send + 'static {
+    let progress = entry.progress();
+    let state = Follow {
+        entry,
+        progress,
+        index: 0,
+        last: after,
+        pending: Vec::new().into_iter(),
+        shutdown,
+        ended: false,
+        _gauge: gauge,
+    };
+    futures::stream::unfold(state, |mut s| async move {
+        let event = s.next().await?;
+        Some((event, s))
+    })
 }
 
 /// Replays a run from the durable log after `after`, page by page.

@@ -352,7 +352,6 @@ pub async fn events(
 ) -> Result<Response, ApiError> {
     let after = cursor(&headers, &query)?;
     let entry = lookup(&state, tenant.as_str(), &agent, &key)?;
-    let (tx, rx) = mpsc::channel(64);
-    tokio::spawn(sse::follow(entry, after, tx, state.shutdown.clone()));
-    Ok(sse::response(rx, state.config.keep_alive))
+    let live = sse::follow(entry, after, state.shutdown.clone(), None);
+    Ok(sse::stream_response(live, state.config.keep_alive))
 }

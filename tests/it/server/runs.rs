@@ -288,6 +288,58 @@ async fn every_route_answers_unknown_ids_and_bad_bodies_with_the_json_error_shap
     server.shutdown().await.unwrap();
 }
 
+/// The `agent_adaptor_sse_subscribers` gauge of `/metrics`.
+async fn open_subscribers(base: &str) -> u64 {
+    let metrics = get(base, "/metrics").await.text().await.unwrap();
+    metrics
+        .lines()
+        .find_map(|l| l.strip_prefix("agent_adaptor_sse_subscribers "))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no subscriber gauge in {metrics}"))
+}
+
+/// Waits (at most 10 s) until the gauge reads `n`: a stream is uncounted when the server drops it, which
+/// can come just after its client saw the end.
+async fn until_subscribers(base: &str, n: u64, why: &str) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while open_subscribers(base).await != n {
+        assert!(tokio::time::Instant::now() < deadline, "{why}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn the_subscriber_gauge_counts_live_streams_until_their_clients_go_away() {
+    let mut config = ServerConfig::for_tests();
+    config.reference_chunk_delay = Duration::from_millis(30);
+    let server = start_with(config).await;
+    let base = server.url();
+    let run = start_run(
+        &base,
+        "/v1/agents/reference/runs",
+        json!({"prompt": "a slow answer with many many words for two listeners to follow"}),
+    )
+    .await;
+    let run_id = run_id(&run);
+    assert_eq!(open_subscribers(&base).await, 0);
+    let first = events(&base, &run_id, None, None).await;
+    let second = events(&base, &run_id, None, None).await;
+    assert_eq!(open_subscribers(&base).await, 2, "two live streams are open");
+    // One client hangs up mid-run: its stream is dropped at the next frame, the other goes on.
+    assert_eq!(read_frames(first, |_| false).await.len(), 1);
+    until_subscribers(&base, 1, "the hung-up stream was never closed").await;
+    let rest = all_frames(second).await;
+    assert_eq!(rest.last().unwrap().event.as_deref(), Some("done"));
+    assert_eq!(
+        seqs(&rest),
+        (1..=rest.len() as u64).collect::<Vec<_>>(),
+        "no gap, no duplicate"
+    );
+    until_subscribers(&base, 0, "a finished stream is still counted").await;
+    assert_eq!(finished_state(&base, &run_id).await["state"], "succeeded");
+    server.shutdown().await.unwrap();
+}
+
 #[tokio::test]
 async fn graceful_shutdown_ends_open_streams_and_cancels_runs() {
     let mut config = ServerConfig::for_tests();
