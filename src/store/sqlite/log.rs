@@ -165,7 +165,9 @@ async fn load_continuity(
 }
 
 /// Inserts the batch with multi-row `INSERT`s inside the caller's transaction; returns cursors in batch
-/// order (SQLite assigns `AUTOINCREMENT` keys in row order, and the write lock is held throughout).
+/// order. SQLite inserts a multi-row `VALUES` in row order and, with the write lock held throughout,
+/// gives each row the next `AUTOINCREMENT` key, so a chunk's cursors are the `n` keys ending at its
+/// last insert rowid: one reply from the connection's worker per chunk instead of one per row.
 pub(super) async fn append_events(tx: &mut SqliteConnection, batch: &[NewEvent]) -> StoreResult<Vec<u64>> {
     let mut cursors = Vec::with_capacity(batch.len());
     for chunk in batch.chunks(EVENT_CHUNK) {
@@ -189,16 +191,22 @@ pub(super) async fn append_events(tx: &mut SqliteConnection, batch: &[NewEvent])
                 .push_bind(json)
                 .push_bind(to_micros(event.at));
         });
-        insert.push(" RETURNING cursor");
-        let mut chunk_cursors: Vec<i64> = insert
-            .build_query_scalar()
-            .fetch_all(&mut *tx)
+        let done = insert
+            .build()
+            .execute(&mut *tx)
             .await
             .map_err(|e| duplicate_or(e, chunk))?;
-        chunk_cursors.sort_unstable();
-        for cursor in chunk_cursors {
-            cursors.push(crate::store::decode::at("events", &cursor).unsigned("cursor", cursor)?);
+        let inserted = chunk.len() as u64;
+        let last = crate::store::decode::at("events", &done.last_insert_rowid())
+            .unsigned("cursor", done.last_insert_rowid())?;
+        if done.rows_affected() != inserted || last < inserted {
+            return Err(StoreError::corrupt(
+                "events",
+                last,
+                format_args!("an insert of {inserted} rows reported {}", done.rows_affected()),
+            ));
         }
+        cursors.extend(last + 1 - inserted..=last);
     }
     Ok(cursors)
 }
