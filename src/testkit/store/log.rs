@@ -153,6 +153,27 @@ pub(super) async fn replay(kit: &Kit) {
             expected.push(EventRecord::from_new(cursor, new));
         }
     }
+    // A batch larger than a backend's insert chunk (SQLite: 500 rows) keeps cursors and rows paired.
+    let big: Vec<NewEvent> = (0..1_200)
+        .map(|s| event(&tenant, Some("big"), "r-big", s, now()))
+        .collect();
+    let cursors = ok(C, "append a large batch", store.append_events(big.clone()).await);
+    let stored = ok(
+        C,
+        "read the large batch",
+        store.read_thread(&tenant, "big", None, 10_000).await,
+    );
+    let pairs: Vec<(u64, u64)> = stored.iter().map(|e| (e.cursor, e.seq)).collect();
+    let returned: Vec<(u64, u64)> = cursors.iter().copied().zip(big.iter().map(|e| e.seq)).collect();
+    ensure(C, pairs == returned && cursors[0] > last_cursor, || {
+        format!(
+            "a 1,200-event batch: {} cursors returned, {} rows read, first pairs returned {:?} vs stored {:?}",
+            cursors.len(),
+            stored.len(),
+            &returned[..returned.len().min(3)],
+            &pairs[..pairs.len().min(3)]
+        )
+    });
     let thread: Vec<EventRecord> = expected
         .iter()
         .filter(|e| e.thread_key.as_deref() == Some(key))
