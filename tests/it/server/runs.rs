@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use agent_adaptor::server::ServerConfig;
+use agent_adaptor::server::{RunningServer, ServerConfig};
 use serde_json::{Value, json};
 
 use super::{
@@ -32,6 +32,16 @@ async fn events(
 
 fn seqs(frames: &[Frame]) -> Vec<u64> {
     frames.iter().map(Frame::seq).collect()
+}
+
+/// A server whose reference agent pauses `delay_ms` between chunks, its URL, and a run started on `path`.
+async fn slow_run(delay_ms: u64, path: &str, prompt: &str) -> (RunningServer, String, String) {
+    let mut config = ServerConfig::for_tests();
+    config.reference_chunk_delay = Duration::from_millis(delay_ms);
+    let server = start_with(config).await;
+    let base = server.url();
+    let run = start_run(&base, path, json!({ "prompt": prompt })).await;
+    (server, base, run_id(&run))
 }
 
 #[tokio::test]
@@ -66,17 +76,12 @@ async fn a_stateless_run_streams_its_events_with_sequence_ids_and_reports_its_re
 
 #[tokio::test]
 async fn replay_after_reconnect_has_no_gap_and_no_duplicate() {
-    let mut config = ServerConfig::for_tests();
-    config.reference_chunk_delay = Duration::from_millis(15);
-    let server = start_with(config).await;
-    let base = server.url();
-    let run = start_run(
-        &base,
+    let (server, base, run_id) = slow_run(
+        15,
         "/v1/agents/reference/threads/replay-1/runs",
-        json!({"prompt": "stream a fairly long answer so that the subscriber can reconnect midway through it"}),
+        "stream a fairly long answer so that the subscriber can reconnect midway through it",
     )
     .await;
-    let run_id = run_id(&run);
     // Read six events, then drop the connection (mid-run).
     let mut n = 0;
     let head = read_frames(events(&base, &run_id, None, None).await, |_| {
@@ -140,17 +145,8 @@ async fn finished_runs_replay_from_the_durable_log_after_eviction_from_memory() 
 
 #[tokio::test]
 async fn a_dropped_connection_never_cancels_a_rest_run_but_cancel_does() {
-    let mut config = ServerConfig::for_tests();
-    config.reference_chunk_delay = Duration::from_millis(20);
-    let server = start_with(config).await;
-    let base = server.url();
-    let run = start_run(
-        &base,
-        "/v1/agents/reference/runs",
-        json!({"prompt": "keep going after I hang up"}),
-    )
-    .await;
-    let run_id = run_id(&run);
+    let (server, base, run_id) =
+        slow_run(20, "/v1/agents/reference/runs", "keep going after I hang up").await;
     let head = read_frames(events(&base, &run_id, None, None).await, |_| false).await;
     assert_eq!(head.len(), 1);
     assert_eq!(finished_state(&base, &run_id).await["state"], "succeeded");
@@ -175,17 +171,7 @@ async fn a_dropped_connection_never_cancels_a_rest_run_but_cancel_does() {
 
 #[tokio::test]
 async fn supplemental_messages_are_admitted_with_202_and_refused_when_finished() {
-    let mut config = ServerConfig::for_tests();
-    config.reference_chunk_delay = Duration::from_millis(30);
-    let server = start_with(config).await;
-    let base = server.url();
-    let run = start_run(
-        &base,
-        "/v1/agents/reference/runs",
-        json!({"prompt": "a slow answer with words"}),
-    )
-    .await;
-    let run_id = run_id(&run);
+    let (server, base, run_id) = slow_run(30, "/v1/agents/reference/runs", "a slow answer with words").await;
     let messages = format!("/v1/runs/{run_id}/messages");
     let resp = post_json(
         &base,
@@ -310,17 +296,12 @@ async fn until_subscribers(base: &str, n: u64, why: &str) {
 
 #[tokio::test]
 async fn the_subscriber_gauge_counts_live_streams_until_their_clients_go_away() {
-    let mut config = ServerConfig::for_tests();
-    config.reference_chunk_delay = Duration::from_millis(30);
-    let server = start_with(config).await;
-    let base = server.url();
-    let run = start_run(
-        &base,
+    let (server, base, run_id) = slow_run(
+        30,
         "/v1/agents/reference/runs",
-        json!({"prompt": "a slow answer with many many words for two listeners to follow"}),
+        "a slow answer with many many words for two listeners to follow",
     )
     .await;
-    let run_id = run_id(&run);
     assert_eq!(open_subscribers(&base).await, 0);
     let first = events(&base, &run_id, None, None).await;
     let second = events(&base, &run_id, None, None).await;
@@ -342,17 +323,12 @@ async fn the_subscriber_gauge_counts_live_streams_until_their_clients_go_away() 
 
 #[tokio::test]
 async fn graceful_shutdown_ends_open_streams_and_cancels_runs() {
-    let mut config = ServerConfig::for_tests();
-    config.reference_chunk_delay = Duration::from_millis(200);
-    let server = start_with(config).await;
-    let base = server.url();
-    let run = start_run(
-        &base,
+    let (server, base, run_id) = slow_run(
+        200,
         "/v1/agents/reference/runs",
-        json!({"prompt": "a very slow answer with many words"}),
+        "a very slow answer with many words",
     )
     .await;
-    let run_id = run_id(&run);
     let resp = events(&base, &run_id, None, None).await;
     let reader = tokio::spawn(all_frames(resp));
     tokio::time::sleep(Duration::from_millis(300)).await;
