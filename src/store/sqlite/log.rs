@@ -12,7 +12,7 @@ use crate::store::{
 };
 
 /// Rows per multi-row `INSERT` (8 parameters each, far below SQLite's 32766-parameter limit).
-const EVENT_CHUNK: usize = 500;
+pub(super) const EVENT_CHUNK: usize = 500;
 
 pub(super) async fn record_receipts(
     tx: &mut SqliteConnection,
@@ -164,10 +164,11 @@ async fn load_continuity(
     .map_err(map)
 }
 
-/// Inserts the batch with multi-row `INSERT`s inside the caller's transaction; returns cursors in batch
-/// order. SQLite inserts a multi-row `VALUES` in row order and, with the write lock held throughout,
-/// gives each row the next `AUTOINCREMENT` key, so a chunk's cursors are the `n` keys ending at its
-/// last insert rowid: one reply from the connection's worker per chunk instead of one per row.
+/// Inserts the batch with multi-row `INSERT`s (inside the caller's transaction when it spans more than
+/// one chunk; a single statement is atomic on its own); returns cursors in batch order. SQLite inserts a
+/// multi-row `VALUES` in row order and, with the write lock held throughout, gives each row the next
+/// `AUTOINCREMENT` key, so a chunk's cursors are the `n` keys ending at its last insert rowid: one reply
+/// from the connection's worker per chunk instead of one per row.
 pub(super) async fn append_events(tx: &mut SqliteConnection, batch: &[NewEvent]) -> StoreResult<Vec<u64>> {
     let mut cursors = Vec::with_capacity(batch.len());
     for chunk in batch.chunks(EVENT_CHUNK) {

@@ -3,7 +3,9 @@
 //!
 //! Writes go through a single-connection writer pool and every write transaction starts with
 //! `BEGIN IMMEDIATE`, so writers queue in-process instead of failing with `SQLITE_BUSY`, and another
-//! process on the same file waits up to the busy timeout. Reads use a separate pool of read-only
+//! process on the same file waits up to the busy timeout. The exception is an event batch that fits one
+//! multi-row `INSERT`: that statement runs in autocommit mode, atomic on its own (the service's run
+//! writers append one per commit, so this saves two of three round trips to the connection's worker). Reads use a separate pool of read-only
 //! connections, which WAL lets run alongside the writer. `sqlite::memory:` uses one connection for both
 //! (each in-memory connection would otherwise be its own database).
 //!
@@ -184,6 +186,13 @@ impl ThreadStore for SqliteStore {
     async fn append_events(&self, batch: Vec<NewEvent>) -> StoreResult<Vec<u64>> {
         if batch.is_empty() {
             return Ok(Vec::new());
+        }
+        if batch.len() <= log::EVENT_CHUNK {
+            // One multi-row `INSERT` in autocommit mode is atomic on its own: one round trip to the
+            // connection's worker instead of three (`BEGIN IMMEDIATE`, the insert, `COMMIT`), and no
+            // transaction left open if the caller goes away mid-statement.
+            let mut conn = self.writer.acquire().await.map_err(map)?;
+            return log::append_events(&mut conn, &batch).await;
         }
         let mut tx = self.write().await?;
         let cursors = log::append_events(&mut tx, &batch).await?;
