@@ -4,8 +4,9 @@
 //! Writes go through a single-connection writer pool and every write transaction starts with
 //! `BEGIN IMMEDIATE`, so writers queue in-process instead of failing with `SQLITE_BUSY`, and another
 //! process on the same file waits up to the busy timeout. The exception is an event batch that fits one
-//! multi-row `INSERT`: that statement runs in autocommit mode, atomic on its own (the service's run
-//! writers append one per commit, so this saves two of three round trips to the connection's worker). Reads use a separate pool of read-only
+//! multi-row `INSERT`: that statement runs in autocommit mode, atomic on its own and taking the write lock
+//! at its start just as `BEGIN IMMEDIATE` does (the service's run writers append one per commit, so this
+//! saves two of three round trips to the connection's worker). Reads use a separate pool of read-only
 //! connections, which WAL lets run alongside the writer. `sqlite::memory:` uses one connection for both
 //! (each in-memory connection would otherwise be its own database).
 //!
