@@ -159,6 +159,35 @@ pub fn marked_skill(key: &str, marker: &str) -> agent_adaptor::vocab::SkillRef {
     )
 }
 
+/// Asserts that two concurrent runs' model requests each list only their own skill: `alpha`'s carry
+/// `marked_skill("zebra-notes", "ZEBRA-MARKER-7")`, `beta`'s `marked_skill("yak-notes", "YAK-MARKER-9")`,
+/// and both runs asked the model at least once.
+pub fn assert_skills_kept_apart(alpha: &[&String], beta: &[&String]) {
+    assert!(
+        !alpha.is_empty() && !beta.is_empty(),
+        "both runs asked the model: {} and {} requests",
+        alpha.len(),
+        beta.len()
+    );
+    for body in alpha {
+        assert!(
+            body.contains("zebra-notes") && body.contains("ZEBRA-MARKER-7"),
+            "alpha lists its skill"
+        );
+        assert!(!body.contains("YAK-MARKER-9"), "alpha does not see beta's skill");
+    }
+    for body in beta {
+        assert!(
+            body.contains("yak-notes") && body.contains("YAK-MARKER-9"),
+            "beta lists its skill"
+        );
+        assert!(
+            !body.contains("ZEBRA-MARKER-7"),
+            "beta does not see alpha's skill"
+        );
+    }
+}
+
 /// The overlays under the system temp dir whose name mentions `run_id`.
 pub fn overlays_of(run_id: &str) -> Vec<std::path::PathBuf> {
     let dir = std::env::temp_dir().join("agent-adaptor-skill-overlays");

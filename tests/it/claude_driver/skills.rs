@@ -4,7 +4,7 @@
 //! and the overlay is gone when the run ends.
 
 use super::Cl;
-use crate::driver_support::{marked_skill, overlays_of};
+use crate::driver_support::{assert_skills_kept_apart, marked_skill, overlays_of};
 use agent_adaptor::runtime::Agent;
 
 #[tokio::test]
@@ -39,28 +39,7 @@ async fn run_skills_reach_the_model_per_run_and_leave_the_config_dir_alone() {
             .map(|(_, body)| body)
             .collect()
     };
-    let (alpha_bodies, beta_bodies) = (of("alpha run"), of("beta run"));
-    assert!(
-        !alpha_bodies.is_empty() && !beta_bodies.is_empty(),
-        "both runs asked the model"
-    );
-    for body in &alpha_bodies {
-        assert!(
-            body.contains("zebra-notes") && body.contains("ZEBRA-MARKER-7"),
-            "alpha lists its skill"
-        );
-        assert!(!body.contains("YAK-MARKER-9"), "alpha does not see beta's skill");
-    }
-    for body in &beta_bodies {
-        assert!(
-            body.contains("yak-notes") && body.contains("YAK-MARKER-9"),
-            "beta lists its skill"
-        );
-        assert!(
-            !body.contains("ZEBRA-MARKER-7"),
-            "beta does not see alpha's skill"
-        );
-    }
+    assert_skills_kept_apart(&of("alpha run"), &of("beta run"));
     assert!(
         !cl.env.config_dir.join("skills").exists(),
         "run skills are never written into the shared config dir"

@@ -6,7 +6,7 @@
 //! read back: `CODEBUDDY_DISABLE_PRODUCT_CACHE`; see `providers::codebuddy::env` for when it leaks).
 
 use super::Cb;
-use crate::driver_support::{marked_skill, overlays_of};
+use crate::driver_support::{assert_skills_kept_apart, marked_skill, overlays_of};
 use agent_adaptor::runtime::Agent;
 
 #[tokio::test]
@@ -42,28 +42,7 @@ async fn run_skills_reach_the_model_per_run_and_never_the_next_run() {
             .map(|(_, body)| body)
             .collect()
     };
-    let (alpha_bodies, beta_bodies) = (of("alpha run"), of("beta run"));
-    assert!(
-        !alpha_bodies.is_empty() && !beta_bodies.is_empty(),
-        "both runs asked the model: {bodies:?}"
-    );
-    for body in &alpha_bodies {
-        assert!(
-            body.contains("zebra-notes") && body.contains("ZEBRA-MARKER-7"),
-            "alpha (headless) lists its skill"
-        );
-        assert!(!body.contains("YAK-MARKER-9"), "alpha does not see beta's skill");
-    }
-    for body in &beta_bodies {
-        assert!(
-            body.contains("yak-notes") && body.contains("YAK-MARKER-9"),
-            "beta (control) lists its skill"
-        );
-        assert!(
-            !body.contains("ZEBRA-MARKER-7"),
-            "beta does not see alpha's skill"
-        );
-    }
+    assert_skills_kept_apart(&of("alpha run"), &of("beta run"));
     assert!(
         !cb.config_dir.join("skills").exists(),
         "run skills are never written into the config dir's skills"
