@@ -5,11 +5,10 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use futures::StreamExt;
 use rand::RngExt;
 
 use super::{ReleaseMode, WorkspaceError, WorkspaceLease, WorkspaceManager, WorkspaceRequest, WorkspaceSpec};
-use crate::driver::process::{ProcessRegistry, ProcessSpec, spawn};
+use crate::driver::process::{ProcessRegistry, ProcessSpec, read_text, spawn};
 
 /// Deadline for one git command.
 const GIT_TIMEOUT: Duration = Duration::from_secs(60);
@@ -60,13 +59,7 @@ impl GitWorktreeManager {
             .map_err(|e| fail(e.to_string()))?;
         let mut out = child.take_stdout().ok_or_else(|| fail("no stdout".into()))?;
         let run = async {
-            let mut text = String::new();
-            while let Some(Ok(line)) = out.next().await {
-                if let Some(raw) = line.raw() {
-                    text.push_str(&String::from_utf8_lossy(raw));
-                    text.push('\n');
-                }
-            }
+            let text = read_text(&mut out).await;
             (text, child.wait().await)
         };
         let (text, exit) = tokio::time::timeout(GIT_TIMEOUT, run)

@@ -94,7 +94,7 @@ pub use error::ProcessError;
 pub use lines::{JsonLines, JsonLinesCodec, Line, TOO_LONG_PREFIX};
 pub use orphans::{OWNER_ENV, OrphanReport, reap_orphans};
 pub use pool::{DEFAULT_IDLE_TIMEOUT, Lease, PoolKey, Pooled, ProcessPool, Taken};
-pub use probe::probe_stdout;
+pub use probe::{probe_stdout, read_text};
 pub use registry::{ProcessId, ProcessInfo, ProcessRegistry, ShutdownReport};
 pub use spawn::spawn;
 pub use spec::{
