@@ -29,7 +29,7 @@ use super::views::{
 use crate::driver::{ApprovalPolicy, DecisionKind, Policy, Timing};
 use crate::recorder::Recorder;
 use crate::runtime::{CallOptions, MessageOptions};
-use crate::store::{ApprovalState, RunState, StoreError};
+use crate::store::{ApprovalState, RunRecord, RunState, StoreError};
 use crate::vocab::McpServer;
 use crate::workspace::WorkspaceSpec;
 
@@ -305,12 +305,7 @@ pub async fn get_run(
     if let Some(entry) = state.runs.get(tenant.as_str(), &run_id) {
         return Ok(Json(run_view(&entry)));
     }
-    let r = state
-        .store
-        .get_run(tenant.as_str(), &run_id)
-        .await
-        .map_err(ApiError::store)?
-        .ok_or_else(|| ApiError::not_found(format!("no run {run_id:?}")))?;
+    let r = stored_run(&state, &tenant, &run_id).await?;
     Ok(Json(RunView {
         run_id: r.run_id,
         agent: r.agent,
@@ -380,6 +375,16 @@ pub fn cursor(headers: &HeaderMap, query: &EventsQuery) -> Result<u64, ApiError>
     }
 }
 
+/// A run of `tenant` as the store has it (a run no longer, or never, in memory); 404 when there is none.
+async fn stored_run(state: &AppState, tenant: &Tenant, run_id: &str) -> Result<RunRecord, ApiError> {
+    state
+        .store
+        .get_run(tenant.as_str(), run_id)
+        .await
+        .map_err(ApiError::store)?
+        .ok_or_else(|| ApiError::not_found(format!("no run {run_id:?}")))
+}
+
 /// `GET /v1/runs/{run_id}/events`: SSE with replay.
 #[utoipa::path(get, path = "/v1/runs/{run_id}/events", tag = "runs", params(("run_id" = String, Path, description = "The run id"), ("after" = Option<String>, Query, description = "Replay events with a sequence above this"), ("Last-Event-ID" = Option<String>, Header, description = "Resume after this sequence (wins over `after`)")), responses((status = 200, description = "The run's events: `id:` sequence, `event:` kind, `data:` JSON; replayed then followed live; a `shutdown` frame when the service stops", content_type = "text/event-stream", body = String), (status = 404, description = "Unknown agent, run or thread", body = crate::server::views::ErrorBody), (status = 422, description = "invalid_request: bad cursor", body = crate::server::views::ErrorBody)))]
 pub async fn run_events(
@@ -395,12 +400,7 @@ pub async fn run_events(
         let live = sse::follow(entry, after, state.shutdown.clone(), Some(gauge));
         return Ok(sse::stream_response(live, state.config.keep_alive));
     }
-    let run = state
-        .store
-        .get_run(tenant.as_str(), &run_id)
-        .await
-        .map_err(ApiError::store)?
-        .ok_or_else(|| ApiError::not_found(format!("no run {run_id:?}")))?;
+    let run = stored_run(&state, &tenant, &run_id).await?;
     let exposure = state
         .agents
         .get(&run.agent)
