@@ -6,4 +6,5 @@ pub mod claude;
 pub mod codebuddy;
 pub mod codex;
 pub mod cursor;
+pub(crate) mod status;
 pub mod stream_json;

@@ -3,6 +3,7 @@
 //! error texts decide the code.
 
 use crate::driver::{Failure, FailureCode};
+use crate::providers::status::statuses_in;
 
 use super::super::wire::ResultFrame;
 
@@ -60,7 +61,7 @@ fn by_status(status: u16, message: &str) -> FailureCode {
 /// Classifies an error text (and the result's `terminal_reason`).
 pub fn classify(message: &str, terminal_reason: Option<&str>) -> FailureCode {
     let lower = message.to_ascii_lowercase();
-    if lower.contains("rate limit") || lower.contains("429") {
+    if lower.contains("rate limit") || statuses_in(message).contains(&429) {
         return FailureCode::RateLimited;
     }
     if [
@@ -85,5 +86,26 @@ pub fn classify(message: &str, terminal_reason: Option<&str>) -> FailureCode {
             FailureCode::DecisionRejected
         }
         _ => FailureCode::AgentError,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_429_counts_as_a_status_never_inside_a_port_or_an_id() {
+        assert_eq!(
+            classify("API Error: 429 {\"type\":\"error\"}", None),
+            FailureCode::RateLimited
+        );
+        assert_eq!(
+            classify(
+                "API Error: 401 invalid x-api-key (http://127.0.0.1:40429, req_0429)",
+                None
+            ),
+            FailureCode::AgentError
+        );
+        assert_eq!(classify("Rate limit reached", None), FailureCode::RateLimited);
     }
 }
