@@ -16,12 +16,20 @@ pub struct Cli {
     command: Command,
 }
 
+/// Arguments of `agents`.
+#[derive(Debug, clap::Args)]
+struct AgentsArgs {
+    /// The TOML configuration file `serve` reads (its `agents` are listed too).
+    #[arg(long, env = "AGENT_ADAPTOR_CONFIG")]
+    config: Option<std::path::PathBuf>,
+}
+
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Stream one run in the terminal.
     Run(run::RunArgs),
-    /// List the agents this machine can run.
-    Agents,
+    /// List the agents this machine can run (the ones `serve` offers with the same `--config`).
+    Agents(AgentsArgs),
     /// Run the HTTP/SSE/AG-UI service.
     Serve(serve::ServeArgs),
 }
@@ -31,11 +39,20 @@ pub async fn dispatch(cli: Cli) -> ExitCode {
     match cli.command {
         Command::Run(args) => run::run(args).await,
         Command::Serve(args) => serve::serve(args).await,
-        Command::Agents => {
-            for a in agents::available() {
-                println!("{:<12} {}", a.name, a.description);
+        Command::Agents(args) => {
+            let listed = agents::base_config(args.config.as_deref()).and_then(|c| agents::list(&c));
+            match listed {
+                Ok(lines) => {
+                    for l in lines {
+                        println!("{l}");
+                    }
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("agent-adaptor: {e}");
+                    ExitCode::from(2)
+                }
             }
-            ExitCode::SUCCESS
         }
     }
 }

@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use agent_adaptor::driver::{ApprovalPolicy, Phase, Policy, QuestionMode, Timing};
-use agent_adaptor::runtime::{ApprovalRequest, CallOptions, Event, MessageOptions, Payload, Stream};
+use agent_adaptor::runtime::{Agent, ApprovalRequest, CallOptions, Event, MessageOptions, Payload, Stream};
 use clap::Args;
 use futures::StreamExt;
 use tokio::sync::mpsc;
@@ -23,6 +23,9 @@ pub struct RunArgs {
     /// The agent to run (see `agent-adaptor agents`).
     #[arg(long, default_value = "reference")]
     agent: String,
+    /// The TOML configuration file `serve` reads: its agents can be run by name.
+    #[arg(long, env = "AGENT_ADAPTOR_CONFIG")]
+    config: Option<std::path::PathBuf>,
     /// Model override.
     #[arg(long)]
     model: Option<String>,
@@ -45,7 +48,10 @@ pub struct RunArgs {
     prompt: String,
 }
 
-fn policy(args: &RunArgs, interactive: bool) -> Option<Policy> {
+/// The run's approval policy. Without a flag a terminal is asked permission and plan requests and
+/// questions are auto-denied (the library's portable default, not the service's question mode); without
+/// a terminal every request is denied.
+fn policy(args: &RunArgs, interactive: bool) -> Policy {
     let approvals = if args.approve_all {
         ApprovalPolicy::auto_approve()
     } else if args.deny_all || !interactive {
@@ -56,12 +62,12 @@ fn policy(args: &RunArgs, interactive: bool) -> Option<Policy> {
             ..Default::default()
         }
     } else {
-        return None;
+        ApprovalPolicy::default()
     };
-    Some(Policy {
+    Policy {
         approvals,
         ..Default::default()
-    })
+    }
 }
 
 fn spawn_stdin_reader() -> mpsc::UnboundedReceiver<String> {
@@ -144,10 +150,35 @@ async fn handle_line(stream: &Stream, line: String) {
     }
 }
 
+/// The agent called `args.agent` among those `serve` would offer with the same configuration.
+fn build(args: &RunArgs) -> Result<Agent, String> {
+    let mut config = agents::base_config(args.config.as_deref())?;
+    // Only the agent asked for is built: another agent's broken configuration is not this run's problem,
+    // and discovery adds nothing when a configured agent already has the name.
+    let configured = config.agents.iter().any(|s| s.name == args.agent);
+    config.agents.retain(|s| s.name == args.agent);
+    config.discover_clis = !configured;
+    let offered = agents::offered(&config)?;
+    match offered.get(&args.agent) {
+        Some(a) => Ok(a.agent.clone()),
+        None => {
+            let all = agents::base_config(args.config.as_deref()).and_then(|c| agents::offered(&c));
+            let names: Vec<String> = all
+                .map(|a| a.iter().map(|e| e.name.clone()).collect())
+                .unwrap_or_default();
+            Err(format!(
+                "unknown agent {:?}; available: {}",
+                args.agent,
+                names.join(", ")
+            ))
+        }
+    }
+}
+
 /// Runs `agent-adaptor run`.
 pub async fn run(args: RunArgs) -> ExitCode {
     let interactive = std::io::stdin().is_terminal();
-    let agent = match agents::build(&args.agent, args.model.as_deref()) {
+    let agent = match build(&args) {
         Ok(a) => a,
         Err(e) => {
             eprintln!("agent-adaptor: {e}");
@@ -155,9 +186,10 @@ pub async fn run(args: RunArgs) -> ExitCode {
         }
     };
     let mut opts = CallOptions::new();
-    if let Some(p) = policy(&args, interactive) {
-        opts = opts.policy(p);
+    if let Some(m) = &args.model {
+        opts = opts.model(m);
     }
+    opts = opts.policy(policy(&args, interactive));
     if let Some(t) = args.timeout {
         opts = opts.timeout(Duration::from_secs(t));
     }

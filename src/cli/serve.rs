@@ -3,7 +3,7 @@
 //! With no arguments it binds 127.0.0.1:8080, opens an SQLite store under the data directory, and offers
 //! the built-in `reference` agent plus one agent per supported CLI found on `PATH`. It prints exactly one
 //! line to stdout, `agent-adaptor listening on http://<addr>`; everything else goes to stderr. `--config`
-//! (or `AGENT_ADAPTOR_CONFIG`) reads a TOML file ([`FileConfig`]); flags override it. SIGINT or
+//! (or `AGENT_ADAPTOR_CONFIG`) reads a TOML file ([`FileConfig`](agent_adaptor::server::FileConfig)); flags override it. SIGINT or
 //! SIGTERM shut it down gracefully; the exit code is 0 for a clean shutdown, 1 otherwise.
 
 use std::net::SocketAddr;
@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use agent_adaptor::server::{AgentSpec, BusyPolicy, FileConfig, LogFormat, Server, ServerConfig, telemetry};
+use agent_adaptor::server::{BusyPolicy, LogFormat, Server, ServerConfig, telemetry};
 use clap::Args;
 
 /// Arguments of `serve`. Flags (and their environment variables) override the `--config` file, which
@@ -92,18 +92,7 @@ fn store_url(args: &ServeArgs, from_file: Option<String>) -> Result<String, Stri
 
 /// Defaults, then the file, then the flags.
 fn config(args: &ServeArgs) -> Result<ServerConfig, String> {
-    let mut config = ServerConfig {
-        agents: vec![AgentSpec::new("reference", "reference")],
-        ..ServerConfig::default()
-    };
-    let mut file_store = None;
-    if let Some(path) = &args.config {
-        let file = FileConfig::load(path).map_err(|e| e.to_string())?;
-        file_store = file.store.clone();
-        config = file
-            .apply(config, |var| std::env::var(var).ok())
-            .map_err(|e| e.to_string())?;
-    }
+    let (mut config, file_store) = super::agents::load(args.config.as_deref())?;
     config.store_url = store_url(args, file_store)?;
     if let Some(b) = args.bind {
         config.bind = b;

@@ -6,5 +6,6 @@ pub mod claude;
 pub mod codebuddy;
 pub mod codex;
 pub mod cursor;
+pub mod registry;
 pub(crate) mod status;
 pub mod stream_json;

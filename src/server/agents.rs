@@ -1,12 +1,11 @@
 //! The agents the service offers: built from [`AgentSpec`]s, plus one per supported CLI found on the machine.
 //!
-//! # Adding a provider
-//! A provider is ONE entry in [`PROVIDERS`] (its name, default command and `AGENT_ADAPTOR_<P>_BIN` variable)
-//! and ONE match arm in [`driver_for`] that turns the spec's JSON config into the provider's driver. Discovery,
-//! the routes, AG-UI, approvals and recording need nothing else.
+//! Providers, their discovery and the construction of their drivers are the library's
+//! ([`crate::providers::registry`]); this module adds what a served agent has beyond its driver
+//! (policy, resources, host tools, services, exposure).
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -15,21 +14,10 @@ use serde_json::Value;
 use super::config::{AgentSpec, ServerConfig};
 use super::resources::AgentResources;
 use crate::driver::{DecisionMode, Descriptor, Driver, Policy, QuestionMode};
-use crate::providers::claude;
-use crate::providers::codebuddy::{CodeBuddyConfig, CodeBuddyDriver};
-use crate::providers::codex::{CodexConfig, CodexDriver};
-use crate::providers::cursor::{CursorConfig, CursorDriver};
+use crate::providers::registry;
 use crate::recorder::ExposurePolicy;
 use crate::runtime::Agent;
 use crate::store::ThreadStore;
-
-/// A provider the service can drive: `(name, default command, environment variable naming the binary)`.
-pub const PROVIDERS: &[(&str, &str, &str)] = &[
-    ("claude", "claude", "AGENT_ADAPTOR_CLAUDE_BIN"),
-    ("codex", "codex", "AGENT_ADAPTOR_CODEX_BIN"),
-    ("codebuddy", "codebuddy", "AGENT_ADAPTOR_CODEBUDDY_BIN"),
-    ("cursor", "cursor-agent", "AGENT_ADAPTOR_CURSOR_BIN"),
-];
 
 /// Why an agent could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -123,75 +111,23 @@ impl Agents {
     }
 }
 
-/// Builds the driver of `provider` from its JSON `config`; `program` fills in an unset command.
+/// Builds the driver of an agent spec through the library's provider registry; `program` fills in an
+/// unset command.
 pub fn driver_for(
     spec: &AgentSpec,
     program: Option<PathBuf>,
     server: &ServerConfig,
 ) -> Result<Arc<dyn Driver>, AgentError> {
-    let invalid = |source| AgentError::InvalidConfig {
-        agent: spec.name.clone(),
-        source,
+    let defaults = registry::Defaults {
+        program,
+        reference_chunk_delay: Some(server.reference_chunk_delay),
     };
-    let config = match &spec.config {
-        Value::Null => Value::Object(Default::default()),
-        v => v.clone(),
-    };
-    Ok(match spec.provider.as_str() {
-        #[cfg(feature = "testkit")]
-        "reference" => {
-            use crate::testkit::reference::{ReferenceConfig, ReferenceDriver};
-            let delay = config
-                .get("chunk_delay_ms")
-                .and_then(Value::as_u64)
-                .map(Duration::from_millis)
-                .unwrap_or(server.reference_chunk_delay);
-            // `"fork": false` declares no session fork (to exercise the service's refusal).
-            let descriptor = (config.get("fork") == Some(&Value::Bool(false))).then(|| {
-                let mut d = ReferenceDriver::new(ReferenceConfig::default()).descriptor();
-                d.sessions.fork = false;
-                d
-            });
-            // `"report_resources": true` takes MCP servers and skills and reports them in the metadata.
-            let report_resources = config.get("report_resources") == Some(&Value::Bool(true));
-            Arc::new(ReferenceDriver::new(ReferenceConfig {
-                chunk_delay: delay,
-                descriptor,
-                report_resources,
-                ..Default::default()
-            }))
-        }
-        "claude" => {
-            let mut c: claude::Config = serde_json::from_value(config).map_err(invalid)?;
-            if c.common.command.is_none() {
-                c.common.command = program;
-            }
-            Arc::new(claude::Driver::new(c))
-        }
-        "codex" => {
-            // `AGENT_ADAPTOR_CODEX_BASE_URL` / `_API_KEY` give the default agent a custom model provider.
-            let defaults = serde_json::to_value(CodexConfig::from_env()).map_err(invalid)?;
-            let mut c: CodexConfig = serde_json::from_value(merge(defaults, config)).map_err(invalid)?;
-            if c.common.command.is_none() {
-                c.common.command = program;
-            }
-            Arc::new(CodexDriver::new(c))
-        }
-        "codebuddy" => {
-            let mut c: CodeBuddyConfig = serde_json::from_value(config).map_err(invalid)?;
-            if c.common.command.is_none() {
-                c.common.command = program;
-            }
-            Arc::new(CodeBuddyDriver::new(c))
-        }
-        "cursor" => {
-            let mut c: CursorConfig = serde_json::from_value(config).map_err(invalid)?;
-            if c.common.command.is_none() {
-                c.common.command = program;
-            }
-            Arc::new(CursorDriver::new(c))
-        }
-        other => return Err(AgentError::UnknownProvider(other.to_owned())),
+    registry::driver(&spec.provider, &spec.config, &defaults).map_err(|e| match e {
+        registry::RegistryError::UnknownProvider(p) => AgentError::UnknownProvider(p),
+        registry::RegistryError::InvalidConfig { source, .. } => AgentError::InvalidConfig {
+            agent: spec.name.clone(),
+            source,
+        },
     })
 }
 
@@ -208,43 +144,6 @@ fn service_policy(descriptor: &Descriptor, approval_timeout: Duration) -> Policy
     policy
 }
 
-/// `overlay` on top of `base`, key by key (objects only; anything else replaces).
-fn merge(base: Value, overlay: Value) -> Value {
-    match (base, overlay) {
-        (Value::Object(mut b), Value::Object(o)) => {
-            for (k, v) in o {
-                let merged = match b.remove(&k) {
-                    Some(old) => merge(old, v),
-                    None => v,
-                };
-                b.insert(k, merged);
-            }
-            Value::Object(b)
-        }
-        (_, o) => o,
-    }
-}
-
-/// The binary of a provider: `$AGENT_ADAPTOR_<P>_BIN` when it names a file, else the command on `PATH`.
-pub fn find_cli(command: &str, env_var: &str) -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os(env_var).map(PathBuf::from)
-        && p.is_file()
-    {
-        return Some(p);
-    }
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|dir| dir.join(command))
-        .find(|p| is_executable(p))
-}
-
-fn is_executable(p: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    p.metadata()
-        .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        .unwrap_or(false)
-}
-
 /// Builds every configured agent, then (when enabled) one agent per provider whose CLI is present and
 /// that no configured agent already uses under the provider's name.
 /// Builds the agents of `config` over `store`; `host` holds the host's tools, service managers and
@@ -256,13 +155,11 @@ pub fn build(
 ) -> Result<Agents, AgentError> {
     let mut specs = config.agents.clone();
     if config.discover_clis {
-        for (provider, command, env_var) in PROVIDERS {
-            if specs.iter().any(|s| s.name == *provider) {
+        for (provider, _) in registry::discover() {
+            if specs.iter().any(|s| s.name == provider.name) {
                 continue;
             }
-            if find_cli(command, env_var).is_some() {
-                specs.push(AgentSpec::new(*provider, *provider));
-            }
+            specs.push(AgentSpec::new(provider.name, provider.name));
         }
     }
     let mut agents = Agents::default();
@@ -270,11 +167,7 @@ pub fn build(
         if agents.by_name.contains_key(&spec.name) {
             return Err(AgentError::Duplicate(spec.name));
         }
-        let program = PROVIDERS
-            .iter()
-            .find(|(p, _, _)| *p == spec.provider)
-            .and_then(|(_, command, env_var)| find_cli(command, env_var));
-        let driver = driver_for(&spec, program, config)?;
+        let driver = driver_for(&spec, None, config)?;
         let descriptor = driver.descriptor();
         let refuse = |reason: String| AgentError::Resources {
             agent: spec.name.clone(),

@@ -24,7 +24,7 @@ use crate::workspace::WorkspaceSpec;
 pub struct AgentSpec {
     /// The name in `/v1/agents/{agent}`.
     pub name: String,
-    /// The provider (`reference`, `codebuddy`, `cursor`, ...; see [`super::agents::PROVIDERS`]).
+    /// The provider (`reference`, `codebuddy`, `cursor`, ...; see [`crate::providers::registry::PROVIDERS`]).
     pub provider: String,
     /// The provider's driver configuration (its config type as JSON; `{}` for defaults).
     #[serde(default)]

@@ -255,6 +255,13 @@ pub fn router(state: Arc<AppState>) -> Router {
     }
 }
 
+/// The agents `config` describes (its `agents`, plus one per provider whose CLI is found when
+/// `discover_clis` is on) over `store`, built exactly as [`Server::start`] builds them, without serving
+/// them. The command line's `run` and `agents` use it, so they offer what `serve` offers.
+pub fn build_agents(config: &ServerConfig, store: Arc<dyn ThreadStore>) -> Result<Agents, AgentError> {
+    agents::build(config, &store, HostResources::default())
+}
+
 /// What a host embedding the service gives its agents beyond the (serializable) configuration, by
 /// agent name: host tools (served to the CLI through the Agent's authenticated loopback MCP server,
 /// like [`AgentBuilder::tools`](crate::runtime::AgentBuilder::tools)), a service manager (ensures the

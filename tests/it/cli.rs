@@ -80,3 +80,169 @@ fn serve_refuses_a_zero_record_backlog_before_binding() {
     assert!(err.contains("--record-backlog"), "{err}");
     assert!(out.stdout.is_empty(), "nothing was served");
 }
+
+/// The agents `serve` offers are the ones `run` and `agents` offer: the library's provider registry
+/// finds the CLIs, and the `--config` file is the one `serve` reads.
+mod registry {
+    use std::path::Path;
+    use std::process::Output;
+
+    use agent_adaptor::testkit::claude_env::ClaudeEnv;
+    use agent_adaptor::testkit::cli::{Cli, require};
+    use agent_adaptor::testkit::mock::anthropic::{MockAnthropic, Reply, RequestLog, Script};
+    use serde_json::Value;
+
+    fn echo(req: &RequestLog) -> Reply {
+        Reply::text(format!(
+            "mock model heard: {}",
+            req.last_user_texts().join(" ").trim()
+        ))
+    }
+
+    async fn agent_adaptor(args: &[&str], env: &[(&str, &str)], cwd: &Path) -> Output {
+        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_agent-adaptor"));
+        cmd.args(args).current_dir(cwd).env_remove("AGENT_ADAPTOR_CONFIG");
+        for p in agent_adaptor::providers::registry::PROVIDERS {
+            cmd.env_remove(p.env_var);
+        }
+        cmd.envs(env.iter().copied());
+        tokio::time::timeout(std::time::Duration::from_secs(120), cmd.output())
+            .await
+            .expect("the CLI finished in time")
+            .unwrap()
+    }
+
+    fn done(out: &Output) -> Value {
+        assert!(
+            out.status.success(),
+            "rc {:?}: {}",
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let last = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .last()
+            .map(str::to_owned)
+            .unwrap_or_default();
+        let last: Value = serde_json::from_str(&last).expect("the last line is the done event");
+        assert_eq!(last["type"], "done", "{last}");
+        last
+    }
+
+    /// `run --config FILE --agent claude` drives the real Claude CLI configured in the file, exactly as
+    /// `serve --config FILE` would, against the loopback mock model.
+    #[tokio::test]
+    async fn run_drives_a_configured_real_cli_agent_from_the_serve_config_file() {
+        let Some(bin) = require(Cli::Claude) else { return };
+        let mock = MockAnthropic::start(Script::from_fn(echo)).await.unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let env = ClaudeEnv::new(dir.path(), &mock.base_url()).unwrap();
+        let config = serde_json::json!({
+            "agents": [{
+                "name": "mine",
+                "provider": "claude",
+                "config": {
+                    "command": bin,
+                    "directory": env.cwd,
+                    "config_dir": env.config_dir,
+                    "env": env.vars(),
+                },
+            }],
+        });
+        let file = dir.path().join("serve.toml");
+        let text = toml::to_string(&toml::Value::try_from(&config).unwrap()).unwrap();
+        std::fs::write(&file, text).unwrap();
+        let file = file.to_string_lossy().into_owned();
+
+        let out = agent_adaptor(
+            &[
+                "run",
+                "--config",
+                &file,
+                "--agent",
+                "mine",
+                "--json",
+                "hello registry",
+            ],
+            &[],
+            dir.path(),
+        )
+        .await;
+        let last = done(&out);
+        assert_eq!(last["result"]["text"], "mock model heard: hello registry");
+        assert!(!mock.message_requests().is_empty(), "the real CLI asked the mock");
+
+        let listed = agent_adaptor(&["agents", "--config", &file], &[], dir.path()).await;
+        let listed = String::from_utf8_lossy(&listed.stdout);
+        let line = listed
+            .lines()
+            .find(|l| l.starts_with("mine "))
+            .unwrap_or_else(|| panic!("the configured agent is listed: {listed}"));
+        assert!(
+            line.contains("claude") && line.contains(&bin.display().to_string()),
+            "{line}"
+        );
+    }
+
+    /// With the Claude CLI found (here through `AGENT_ADAPTOR_CLAUDE_BIN`), `run --agent claude` drives it
+    /// with no configuration at all, like the `claude` agent `serve` discovers.
+    #[tokio::test]
+    async fn run_drives_a_discovered_real_cli_without_a_config() {
+        let Some(bin) = require(Cli::Claude) else { return };
+        let mock = MockAnthropic::start(Script::from_fn(echo)).await.unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let env = ClaudeEnv::new(dir.path(), &mock.base_url()).unwrap();
+        let bin = bin.to_string_lossy().into_owned();
+        let home = env.home.to_string_lossy().into_owned();
+        let tmp = env.tmp.to_string_lossy().into_owned();
+        let base = mock.base_url();
+        let vars = [
+            ("AGENT_ADAPTOR_CLAUDE_BIN", bin.as_str()),
+            ("HOME", home.as_str()),
+            ("TMPDIR", tmp.as_str()),
+            ("ANTHROPIC_BASE_URL", base.as_str()),
+            ("ANTHROPIC_API_KEY", "dummy-key"),
+            ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
+            ("CLAUDE_CODE_MAX_RETRIES", "0"),
+        ];
+        let listed = agent_adaptor(&["agents"], &vars, &env.cwd).await;
+        let listed = String::from_utf8_lossy(&listed.stdout);
+        assert!(
+            listed
+                .lines()
+                .any(|l| l.starts_with("claude ") && l.contains(&bin)),
+            "discovered: {listed}"
+        );
+        let out = agent_adaptor(
+            &["run", "--agent", "claude", "--json", "hi there"],
+            &vars,
+            &env.cwd,
+        )
+        .await;
+        let last = done(&out);
+        assert_eq!(last["result"]["text"], "mock model heard: hi there");
+    }
+
+    /// Without the CLI, `agents` says how to point at one and `run --agent claude` fails with a usage
+    /// error that lists what is available.
+    #[tokio::test]
+    async fn a_missing_cli_is_named_with_the_way_to_provide_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let vars = [("PATH", "/nonexistent")];
+        let listed = agent_adaptor(&["agents"], &vars, dir.path()).await;
+        let listed = String::from_utf8_lossy(&listed.stdout);
+        assert!(listed.lines().any(|l| l.starts_with("reference ")), "{listed}");
+        let claude = listed
+            .lines()
+            .find(|l| l.contains(" claude ") && l.contains("not found"))
+            .unwrap_or_else(|| panic!("claude is reported missing: {listed}"));
+        assert!(claude.contains("AGENT_ADAPTOR_CLAUDE_BIN"), "{claude}");
+        let out = agent_adaptor(&["run", "--agent", "claude", "x"], &vars, dir.path()).await;
+        assert_eq!(out.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("unknown agent \"claude\"") && err.contains("reference"),
+            "{err}"
+        );
+    }
+}
