@@ -1,21 +1,24 @@
 //! Redaction of secret-bearing fields, applied to every record whatever the exposure policy.
 //!
-//! A value is replaced by `"[redacted]"` when its key names a secret (`*key*`, `*token*`,
-//! `*secret*`, `*password*`, `authorization`, `cookie`, `credential*`), when it sits under an
-//! `env` object (environment values are secrets by default), or when the value itself looks like
-//! a credential (`Bearer …`, `sk-…`, `ghp_…`, `xoxb-…`, `AKIA…`).
+//! The rule is exact, so the log keeps everything that is not a secret (usage counts, `thread_key`,
+//! `max_tokens`, `session_id`, …). A value is replaced by `"[redacted]"` when:
+//!
+//! - its key, compared case-insensitively with `-` read as `_`, is one of [`SECRET_KEYS`], or ends in
+//!   `_` followed by one of [`SECRET_SUFFIXES`] (`ANTHROPIC_API_KEY`, `GITHUB_TOKEN`, `DB_PASSWORD`);
+//!   a key that merely *contains* such a word (`input_tokens`, `thread_key`, `bearer_token_env_var`)
+//!   is not a secret. Strings and numbers under such a key are redacted; objects and arrays are
+//!   walked, booleans and `null` kept;
+//! - it sits under an `env` / `environment` object (environment values are secrets by default);
+//! - the string itself looks like a credential ([`secret_value`]: `Bearer …`, `sk-…`, `ghp_…`,
+//!   `github_pat_…`, `xoxb-…`, `AKIA…`, a JWT), or free text contains such a token (only the token
+//!   goes, the sentence stays);
+//! - a string holding a JSON object or array contains any of the above (it is redacted
+//!   structurally and re-serialized; a string with nothing to redact is left byte for byte).
 
 use serde_json::Value;
 
 /// The replacement text.
 pub const REDACTED: &str = "[redacted]";
-
-/// True when `hay` contains `needle` (ASCII lowercase), ignoring ASCII case, without allocating.
-fn contains_ignore_case(hay: &str, needle: &str) -> bool {
-    hay.as_bytes()
-        .windows(needle.len())
-        .any(|w| w.eq_ignore_ascii_case(needle.as_bytes()))
-}
 
 /// True when `s` starts with `prefix` (ASCII lowercase), ignoring ASCII case.
 fn starts_with_ignore_case(s: &str, prefix: &str) -> bool {
@@ -24,37 +27,78 @@ fn starts_with_ignore_case(s: &str, prefix: &str) -> bool {
         .is_some_and(|h| h.eq_ignore_ascii_case(prefix.as_bytes()))
 }
 
-/// True when `s` ends with `suffix` (ASCII lowercase), ignoring ASCII case.
-fn ends_with_ignore_case(s: &str, suffix: &str) -> bool {
-    s.len() >= suffix.len() && s.as_bytes()[s.len() - suffix.len()..].eq_ignore_ascii_case(suffix.as_bytes())
+/// Key names that are secrets (compared case-insensitively, `-` read as `_`).
+pub const SECRET_KEYS: &[&str] = &[
+    "api_key",
+    "apikey",
+    "x_api_key",
+    "authorization",
+    "proxy_authorization",
+    "cookie",
+    "set_cookie",
+    "password",
+    "passwd",
+    "secret",
+    "client_secret",
+    "token",
+    "access_token",
+    "refresh_token",
+    "id_token",
+    "auth_token",
+    "bearer_token",
+    "session_token",
+    "private_key",
+    "secret_key",
+    "secret_access_key",
+    "credential",
+    "credentials",
+];
+
+/// Last words (after a `_`) that make a compound key a secret: `OPENAI_API_KEY`, `GITHUB_TOKEN`,
+/// `DB_PASSWORD`, `AWS_SECRET_ACCESS_KEY`. Only whole words count: `input_tokens` ends in `tokens`,
+/// `thread_key` in `key`.
+pub const SECRET_SUFFIXES: &[&str] = &[
+    "api_key",
+    "apikey",
+    "token",
+    "secret",
+    "password",
+    "passwd",
+    "private_key",
+    "secret_key",
+    "access_key",
+    "credential",
+    "credentials",
+];
+
+/// `a` equals `b` (ASCII lowercase, `_` separators) ignoring case, with `-` in `a` read as `_`.
+fn eq_name(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len()
+        && a.iter().zip(b).all(|(x, y)| {
+            let x = if *x == b'-' { b'_' } else { x.to_ascii_lowercase() };
+            x == *y
+        })
 }
 
-fn secret_key(key: &str) -> bool {
-    if ["key", "message_id", "kind"]
-        .iter()
-        .any(|k| key.eq_ignore_ascii_case(k))
-    {
-        return false;
+/// True when `key` names a secret under the documented rule ([`SECRET_KEYS`], [`SECRET_SUFFIXES`]).
+pub fn secret_key(key: &str) -> bool {
+    let k = key.as_bytes();
+    if SECRET_KEYS.iter().any(|s| eq_name(k, s.as_bytes())) {
+        return true;
     }
-    [
-        "api_key",
-        "apikey",
-        "api-key",
-        "token",
-        "secret",
-        "password",
-        "passwd",
-        "authorization",
-        "cookie",
-        "credential",
-    ]
-    .iter()
-    .any(|s| contains_ignore_case(key, s))
-        || ends_with_ignore_case(key, "_key")
-        || ends_with_ignore_case(key, "-key")
+    SECRET_SUFFIXES.iter().any(|s| {
+        let s = s.as_bytes();
+        k.len() > s.len() + 1 && {
+            let (head, tail) = k.split_at(k.len() - s.len());
+            matches!(head.last(), Some(b'_' | b'-')) && eq_name(tail, s)
+        }
+    })
 }
 
-fn secret_value(v: &str) -> bool {
+/// True when the string itself looks like a credential: `Bearer <token>`, a known key prefix
+/// (`sk-`, `sk_live_`, `ghp_`, `gho_`, `ghu_`, `ghs_`, `github_pat_`, `xoxb-`, `xoxp-`, `AKIA`; at least 16
+/// characters, no space), or a JWT (`eyJ…` with three dot-separated parts).
+pub fn secret_value(v: &str) -> bool {
     let t = v.trim();
     (starts_with_ignore_case(t, "bearer ") && t.len() > 7)
         || [
@@ -62,6 +106,8 @@ fn secret_value(v: &str) -> bool {
             "sk_live_",
             "ghp_",
             "gho_",
+            "ghu_",
+            "ghs_",
             "github_pat_",
             "xoxb-",
             "xoxp-",
@@ -69,6 +115,19 @@ fn secret_value(v: &str) -> bool {
         ]
         .iter()
         .any(|p| starts_with_ignore_case(t, p) && t.len() >= 16 && !t.contains(' '))
+        || jwt(t)
+}
+
+/// `eyJ<header>.<payload>.<signature>`, base64url parts, at least 32 characters.
+fn jwt(t: &str) -> bool {
+    t.len() >= 32
+        && t.starts_with("eyJ")
+        && t.split('.').count() == 3
+        && t.split('.').all(|p| {
+            !p.is_empty()
+                && p.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        })
 }
 
 fn token_char(c: char) -> bool {
@@ -77,7 +136,7 @@ fn token_char(c: char) -> bool {
 
 /// Redacts credential-shaped tokens inside free text: known key prefixes, and whatever follows
 /// the word `Bearer`. Text without such a token is left as it is, without a copy.
-fn scrub_text(s: &mut String) {
+fn scrub_text(s: &mut String) -> bool {
     // The copy starts at the first token that must go; until then nothing is allocated.
     let mut out: Option<String> = None;
     let mut after_bearer = false;
@@ -110,55 +169,82 @@ fn scrub_text(s: &mut String) {
         }
         pos = end;
     }
-    if let Some(out) = out {
-        *s = out;
-    }
-}
-
-/// A string holding a JSON object or array is redacted structurally, then re-serialized.
-fn scrub_json_string(s: &mut String) -> bool {
-    let t = s.trim_start();
-    if !(t.starts_with('{') || t.starts_with('[')) {
-        return false;
-    }
-    match serde_json::from_str::<Value>(s) {
-        Ok(mut v) => {
-            walk(&mut v, false);
-            *s = v.to_string();
+    match out {
+        Some(out) => {
+            *s = out;
             true
         }
-        Err(_) => false,
+        None => false,
     }
 }
 
-fn walk(v: &mut Value, under_env: bool) {
+/// A string holding a JSON object or array is redacted structurally and re-serialized — only when
+/// something in it was redacted, so a clean string keeps its exact text.
+fn scrub_json_string(s: &mut String) -> Option<bool> {
+    let t = s.trim_start();
+    if !(t.starts_with('{') || t.starts_with('[')) {
+        return None;
+    }
+    let mut v = serde_json::from_str::<Value>(s).ok()?;
+    let changed = walk(&mut v, false);
+    if changed {
+        *s = v.to_string();
+    }
+    Some(changed)
+}
+
+/// True for a value a secret key's redaction replaces (strings and numbers; objects and arrays are
+/// walked, booleans and `null` say nothing secret).
+fn scalar_secret(v: &Value) -> bool {
+    matches!(v, Value::String(_) | Value::Number(_))
+}
+
+/// Redacts in place; true when anything changed.
+fn walk(v: &mut Value, under_env: bool) -> bool {
+    let mut changed = false;
     match v {
         Value::Object(map) => {
             for (k, child) in map.iter_mut() {
                 let env = k.eq_ignore_ascii_case("env") || k.eq_ignore_ascii_case("environment");
-                if (secret_key(k) || under_env) && !child.is_object() && !child.is_array() && !child.is_null()
-                {
-                    *child = Value::String(REDACTED.into());
+                if (secret_key(k) || under_env) && scalar_secret(child) {
+                    if child.as_str() != Some(REDACTED) {
+                        *child = Value::String(REDACTED.into());
+                        changed = true;
+                    }
                 } else {
-                    walk(child, env || (under_env && child.is_object()));
+                    changed |= walk(child, env || (under_env && child.is_object()));
                 }
             }
         }
-        Value::Array(items) => items.iter_mut().for_each(|i| walk(i, under_env)),
+        Value::Array(items) => {
+            for i in items.iter_mut() {
+                changed |= walk(i, under_env);
+            }
+        }
         Value::String(s) => {
             if secret_value(s) {
                 *s = REDACTED.into();
-            } else if !scrub_json_string(s) {
-                scrub_text(s);
+                changed = true;
+            } else {
+                changed |= match scrub_json_string(s) {
+                    Some(c) => c,
+                    None => scrub_text(s),
+                };
             }
         }
         _ => {}
     }
+    changed
 }
 
 /// Redacts `value` in place.
 pub fn redact(value: &mut Value) {
     walk(value, false);
+}
+
+/// Redacts `value` in place; true when anything was redacted.
+pub fn redact_changed(value: &mut Value) -> bool {
+    walk(value, false)
 }
 
 #[cfg(test)]
@@ -191,6 +277,27 @@ mod tests {
         assert_eq!(d["pasted"], REDACTED);
         assert_eq!(d["message_id"], "m1", "ids are not secrets");
         assert_eq!(d["text"], "hello world");
+    }
+
+    #[test]
+    fn usage_counts_and_ids_survive_and_clean_json_strings_keep_their_text() {
+        let mut v = json!({
+            "meta": {"thread_key": "t-1", "run_id": "r"},
+            "usage": {"input_tokens": 3, "output_tokens": 4, "cached_input_tokens": 0},
+            "args_delta": "{ \"max_tokens\": 5,  \"b\": [1, 2] }",
+            "password": 1234,
+            "secret": true,
+        });
+        let before = v.clone();
+        let changed = redact_changed(&mut v);
+        assert!(changed, "the numeric password goes");
+        assert_eq!(v["password"], REDACTED);
+        assert_eq!(v["secret"], true, "a boolean says nothing secret");
+        assert_eq!(v["meta"], before["meta"]);
+        assert_eq!(v["usage"], before["usage"]);
+        assert_eq!(v["args_delta"], before["args_delta"], "byte for byte");
+        let mut clean = json!({"usage": {"input_tokens": 1}});
+        assert!(!redact_changed(&mut clean));
     }
 
     #[test]
@@ -233,6 +340,40 @@ mod tests {
         assert!(!secret_key("KEY"), "a bare `key` names a map key, not a secret");
         assert!(!secret_key("Message_Id"));
         assert!(!secret_key("monkey"));
+        for ok in [
+            "input_tokens",
+            "output_tokens",
+            "cached_input_tokens",
+            "max_tokens",
+            "thread_key",
+            "session_key",
+            "session_id",
+            "idempotency_key",
+            "bearer_token_env_var",
+            "secret_env",
+            "tokens",
+            "keyboard",
+            "token_count",
+        ] {
+            assert!(!secret_key(ok), "{ok} is not a secret");
+        }
+        for secret in [
+            "api_key",
+            "Authorization",
+            "OPENAI_API_KEY",
+            "GITHUB_TOKEN",
+            "db_password",
+            "AWS_SECRET_ACCESS_KEY",
+            "access_token",
+            "client-secret",
+            "Cookie",
+        ] {
+            assert!(secret_key(secret), "{secret} is a secret");
+        }
+        assert!(secret_value(
+            "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"
+        ));
+        assert!(!secret_value("eyJ.not.a-token"));
         assert!(secret_value("  Bearer x"));
         assert!(!secret_value("Bearer "));
         assert!(secret_value("AKIAABCDEFGHIJKLMNOP"));
