@@ -200,6 +200,41 @@ impl AgentBuilder {
     }
 }
 
+/// The construction-only fields, for [`AgentSettings`](super::settings::AgentSettings)' setters.
+pub(super) struct BuilderOnly<'a> {
+    pub store: &'a mut Option<Arc<dyn crate::store::ThreadStore>>,
+    pub event_buffer: &'a mut usize,
+    pub blocking: &'a mut bool,
+    pub profile: &'a mut crate::profile::Selection,
+    pub skill_provider: &'a mut Option<Arc<dyn crate::skills::SkillProvider>>,
+    pub skill_materializer: &'a mut Option<Arc<dyn crate::skills::SkillMaterializer>>,
+    pub workspace_manager: &'a mut Option<Arc<dyn WorkspaceManager>>,
+    pub service_manager: &'a mut Option<Arc<dyn ServiceManager>>,
+}
+
+impl AgentBuilder {
+    /// The builder's shared options, its profile resources and its construction-only fields, borrowed
+    /// apart (the ecosystem setters, `runtime::settings`).
+    pub(super) fn settings_parts(
+        &mut self,
+    ) -> (&mut Shared, &mut crate::profile::Resources, BuilderOnly<'_>) {
+        (
+            &mut self.shared,
+            &mut self.profile_resources,
+            BuilderOnly {
+                store: &mut self.store,
+                event_buffer: &mut self.event_buffer,
+                blocking: &mut self.blocking,
+                profile: &mut self.profile,
+                skill_provider: &mut self.skill_provider,
+                skill_materializer: &mut self.skill_materializer,
+                workspace_manager: &mut self.workspace_manager,
+                service_manager: &mut self.service_manager,
+            },
+        )
+    }
+}
+
 pub(crate) struct AgentInner {
     pub driver: Arc<dyn Driver>,
     pub descriptor: Descriptor,

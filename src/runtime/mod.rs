@@ -18,6 +18,7 @@ mod pipeline;
 mod profile;
 pub mod result;
 mod services;
+pub mod settings;
 mod skills;
 mod standby;
 mod stream;

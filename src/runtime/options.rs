@@ -56,40 +56,38 @@ pub(crate) struct Shared {
     pub profile_resources: crate::profile::Resources,
 }
 
-/// Generates the shared option setters on a type with a `shared: Shared` field.
+/// Generates the shared option setters on a type with a `shared: Shared` field; each is the
+/// ecosystem setter of the same name (`runtime::settings::SharedSettings`), so both follow one rule.
 macro_rules! shared_options {
     ($ty:ty) => {
         impl $ty {
             /// A non-empty model replaces the default.
             pub fn model(mut self, model: impl Into<String>) -> Self {
-                let m = model.into();
-                if !m.is_empty() {
-                    self.shared.model = Some(m);
-                }
+                $crate::runtime::settings::SharedSettings::of(&mut self.shared).set_model(model);
                 self
             }
 
             /// Execution deadline for the whole execution, including continuations.
             pub fn timeout(mut self, timeout: std::time::Duration) -> Self {
-                self.shared.timeout = Some(timeout);
+                $crate::runtime::settings::SharedSettings::of(&mut self.shared).set_timeout(timeout);
                 self
             }
 
             /// Force a fresh provider process; it is not registered for later reuse.
             pub fn spawn(mut self) -> Self {
-                self.shared.spawn = true;
+                $crate::runtime::settings::SharedSettings::of(&mut self.shared).set_spawn();
                 self
             }
 
             /// Replaces the extra instruction text.
             pub fn instructions(mut self, text: impl Into<String>) -> Self {
-                self.shared.instructions = Some(text.into());
+                $crate::runtime::settings::SharedSettings::of(&mut self.shared).set_instructions(text);
                 self
             }
 
             /// Replaces the base working directory.
             pub fn workspace(mut self, dir: impl Into<std::path::PathBuf>) -> Self {
-                self.shared.workspace = Some(dir.into());
+                $crate::runtime::settings::SharedSettings::of(&mut self.shared).set_workspace(dir);
                 self
             }
 
@@ -97,49 +95,50 @@ macro_rules! shared_options {
             /// `WorkspaceSpec::Shared`); the Agent's workspace manager leases it per execution (see
             /// `AgentBuilder::workspace_manager`).
             pub fn workspace_spec(mut self, spec: $crate::workspace::WorkspaceSpec) -> Self {
-                self.shared.workspace_spec = Some(spec);
+                $crate::runtime::settings::SharedSettings::of(&mut self.shared).set_workspace_spec(spec);
                 self
             }
 
             /// Merges one metadata entry by key.
             pub fn metadata(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
-                self.shared.metadata.insert(key.into(), value.into());
+                $crate::runtime::settings::SharedSettings::of(&mut self.shared).set_metadata(key, value);
                 self
             }
 
             /// Replaces the caller identity as a whole.
             pub fn identity(mut self, identity: $crate::driver::Identity) -> Self {
-                self.shared.identity = Some(identity);
+                $crate::runtime::settings::SharedSettings::of(&mut self.shared).set_identity(identity);
                 self
             }
 
             /// Replaces the entire policy (approvals and messages included).
             pub fn policy(mut self, policy: $crate::driver::Policy) -> Self {
-                self.shared.policy = Some(policy);
+                $crate::runtime::settings::SharedSettings::of(&mut self.shared).set_policy(policy);
                 self
             }
 
             /// Installs an approval handler (replacing an inherited one).
             pub fn on_approval(mut self, handler: $crate::runtime::ApprovalHandler) -> Self {
-                self.shared.approval_handler = Some(Some(handler));
+                $crate::runtime::settings::SharedSettings::of(&mut self.shared)
+                    .set_approval_handler(Some(handler));
                 self
             }
 
             /// Clears an inherited approval handler: requests arrive as events.
             pub fn approvals_as_events(mut self) -> Self {
-                self.shared.approval_handler = Some(None);
+                $crate::runtime::settings::SharedSettings::of(&mut self.shared).set_approval_handler(None);
                 self
             }
 
             /// Appends skills; a duplicate key with different content fails the send.
             pub fn skills(mut self, skills: impl IntoIterator<Item = $crate::vocab::SkillRef>) -> Self {
-                self.shared.skills.extend(skills);
+                $crate::runtime::settings::SharedSettings::of(&mut self.shared).add_skills(skills);
                 self
             }
 
             /// Replaces the whole MCP server set; an empty set clears it.
             pub fn mcp(mut self, servers: impl IntoIterator<Item = $crate::vocab::McpServer>) -> Self {
-                self.shared.mcp = Some(servers.into_iter().collect());
+                $crate::runtime::settings::SharedSettings::of(&mut self.shared).set_mcp_servers(servers);
                 self
             }
 
@@ -148,7 +147,7 @@ macro_rules! shared_options {
                 mut self,
                 services: impl IntoIterator<Item = $crate::vocab::ServiceSpec>,
             ) -> Self {
-                self.shared.services = Some(services.into_iter().collect());
+                $crate::runtime::settings::SharedSettings::of(&mut self.shared).set_services(services);
                 self
             }
 
@@ -159,7 +158,8 @@ macro_rules! shared_options {
                 mut self,
                 provider: std::sync::Arc<dyn $crate::runtime::RunServiceProvider>,
             ) -> Self {
-                self.shared.run_services.add(provider);
+                $crate::runtime::settings::SharedSettings::of(&mut self.shared)
+                    .add_run_service_provider(provider);
                 self
             }
         }
@@ -185,22 +185,14 @@ impl CallOptions {
 
     /// Structured output: the JSON Schema derived from `T`.
     pub fn schema<T: schemars::JsonSchema>(mut self, opts: SchemaOptions) -> Self {
-        let spec = OutputSpec::derive::<T>(opts);
-        self.schema = Some(match self.schema.take() {
-            // Derivation errors are sticky: a later schema does not clear an earlier error.
-            Some(Err(e)) => Err(e),
-            _ => spec,
-        });
+        // Derivation errors are sticky: a later schema does not clear an earlier error.
+        super::settings::RunSettings::set_schema(&mut self.schema, OutputSpec::derive::<T>(opts));
         self
     }
 
     /// Structured output from an explicit JSON Schema document.
     pub fn schema_json(mut self, schema: &[u8], opts: SchemaOptions) -> Self {
-        let spec = OutputSpec::from_json(schema, opts);
-        self.schema = Some(match self.schema.take() {
-            Some(Err(e)) => Err(e),
-            _ => spec,
-        });
+        super::settings::RunSettings::set_schema(&mut self.schema, OutputSpec::from_json(schema, opts));
         self
     }
 
