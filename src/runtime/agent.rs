@@ -391,7 +391,12 @@ impl Agent {
             Ok(r) => r,
             Err(e) => return refused(e.into()),
         };
-        let profile = match inner.profile_launch(&resolved.identity.profile, &opts.shared.profile_resources) {
+        // Host hooks called at launch (profile skills, the skill provider and materializer) see the
+        // run's identity, like every hook of the execution (`runtime::identity`).
+        let identity = resolved.identity.clone();
+        let profile = match super::identity::sync_scope(identity.clone(), || {
+            inner.profile_launch(&resolved.identity.profile, &opts.shared.profile_resources)
+        }) {
             Ok(p) => p,
             Err(e) => return refused(e),
         };
@@ -431,12 +436,14 @@ impl Agent {
         };
 
         let run_id = format!("run-{}", uuid::Uuid::now_v7());
-        let skills = match super::skills::materialize(
-            &resolved.skills,
-            inner.skill_provider.as_deref(),
-            inner.skill_materializer.as_ref(),
-            &run_id,
-        ) {
+        let skills = match super::identity::sync_scope(identity.clone(), || {
+            super::skills::materialize(
+                &resolved.skills,
+                inner.skill_provider.as_deref(),
+                inner.skill_materializer.as_ref(),
+                &run_id,
+            )
+        }) {
             Ok(s) => s,
             Err(e) => return refused(e.into()),
         };
@@ -498,7 +505,10 @@ impl Agent {
         // In the caller's span (a host's run span), so the execution's logs carry it.
         inner
             .tracker
-            .spawn(tracing::Instrument::in_current_span(exec.run()));
+            .spawn(tracing::Instrument::in_current_span(super::identity::scope(
+                identity,
+                exec.run(),
+            )));
         Stream {
             shared: Arc::new(stream::Shared {
                 run_id,

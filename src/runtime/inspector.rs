@@ -238,13 +238,22 @@ fn skill_report(agent: &Agent) -> SkillReport {
         skills,
         selected,
         profile,
-        catalog: inner.skill_provider.as_ref().and_then(|p| p.catalog()),
+        catalog: super::identity::sync_scope_or(inner.defaults.identity.as_ref(), || {
+            inner.skill_provider.as_ref().and_then(|p| p.catalog())
+        }),
         warnings,
     }
 }
 
 /// Resolves and materializes one ref under `root` (as a required skill, so every failure is typed).
 fn inspect_one(agent: &Agent, r: &SkillRef, root: &std::path::Path) -> InspectedSkill {
+    // Inspection is an Agent operation: host hooks see the Agent's default identity.
+    super::identity::sync_scope_or(agent.inner.defaults.identity.as_ref(), || {
+        inspect_skill(agent, r, root)
+    })
+}
+
+fn inspect_skill(agent: &Agent, r: &SkillRef, root: &std::path::Path) -> InspectedSkill {
     let inner = &agent.inner;
     let provider = inner.skill_provider.as_deref();
     let resolved = match r.source {

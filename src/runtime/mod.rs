@@ -11,6 +11,7 @@ mod decide;
 pub mod error;
 pub mod event;
 mod execution;
+mod identity;
 mod inspector;
 mod messages;
 pub mod options;
@@ -35,6 +36,7 @@ pub use error::{
     RunError, ThreadErrorKind,
 };
 pub use event::{Done, Dropped, Event, EventMeta, MessageUpdate, Payload, RunFinished, RunStarted, TurnEnd};
+pub use identity::identity_from_context;
 pub use inspector::{InspectedSkill, Inspector, SkillProbeError, SkillReport, SkillSourceKind};
 pub use options::{CallOptions, MessageOptions, message_attributes};
 pub use profile::{SkillInfo, SkillSnapshot};

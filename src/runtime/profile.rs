@@ -237,12 +237,15 @@ impl AgentInner {
             }
         }
         let run = format!("profile-{}", uuid::Uuid::new_v4().simple());
-        let materialized = super::skills::materialize(
-            &refs,
-            self.skill_provider.as_deref(),
-            self.skill_materializer.as_ref(),
-            &run,
-        )?;
+        // At launch the run's identity is in scope; `sync_profile` runs under the Agent's default.
+        let materialized = super::identity::sync_scope_or(self.defaults.identity.as_ref(), || {
+            super::skills::materialize(
+                &refs,
+                self.skill_provider.as_deref(),
+                self.skill_materializer.as_ref(),
+                &run,
+            )
+        })?;
         let skills = materialized
             .as_ref()
             .map(|m| m.skills.clone())

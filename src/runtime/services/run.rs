@@ -157,13 +157,14 @@ impl RunServices {
             if let Some(source) = att.events {
                 let mut stream = source(self.source_cancel.clone(), run_id.clone());
                 let broker = broker.clone();
-                self.sources.push(tokio::spawn(async move {
-                    while let Some(p) = stream.next().await {
-                        if !core_owned(&p) {
-                            broker.publish(p, None).await;
+                self.sources
+                    .push(tokio::spawn(super::super::identity::carry(async move {
+                        while let Some(p) = stream.next().await {
+                            if !core_owned(&p) {
+                                broker.publish(p, None).await;
+                            }
                         }
-                    }
-                }));
+                    })));
             }
         }
         Ok(())
