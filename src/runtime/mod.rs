@@ -47,7 +47,7 @@ pub use services::{
     RunAttachment, RunEventSource, RunResults, RunServiceProvider, ServiceError, ServiceManager,
     ServiceRequest,
 };
-pub use standby::Standby;
+pub use standby::{STANDBY_EVENT_BUFFER, Standby};
 pub use stream::{RunOutcome, Stream};
 pub use structured::SchemaOptions;
 pub use thread::{CheckpointInfo, DEFAULT_TENANT, LEASE_RENEW, LEASE_TTL, Thread};

@@ -28,6 +28,12 @@ use crate::driver::{Author, Timing};
 const RETRY_FALLBACK: Duration = Duration::from_secs(2);
 /// Upper bound on a provider's retry-after hint.
 const RETRY_MAX: Duration = Duration::from_secs(60);
+/// Events waiting for the consumer of [`Standby::events`], at most. Beyond that the forwarder
+/// waits and the execution's own bounded buffer applies (§6.3: content drops, counted, or blocking
+/// mode waits), so a slow consumer never grows memory.
+pub const STANDBY_EVENT_BUFFER: usize = 256;
+/// Executions waiting for the consumer of [`Standby::executions`], at most.
+const EXECUTION_BUFFER: usize = 16;
 
 enum Command {
     Send {
@@ -48,9 +54,17 @@ struct Input {
 
 pub(crate) struct StandbyInner {
     commands: mpsc::UnboundedSender<Command>,
-    events: Mutex<Option<mpsc::UnboundedReceiver<Event>>>,
-    subscribed: Arc<std::sync::atomic::AtomicBool>,
+    events: Mutex<Option<mpsc::Receiver<Event>>>,
+    executions: Mutex<Option<mpsc::Receiver<Stream>>>,
+    subscribed: Arc<Subscribed>,
     lifetime: CancellationToken,
+}
+
+/// Which consumer the host took: the merged events, or the executions themselves.
+#[derive(Default)]
+struct Subscribed {
+    events: std::sync::atomic::AtomicBool,
+    executions: std::sync::atomic::AtomicBool,
 }
 
 /// The Standby handle. Clones share the same conversation.
@@ -101,13 +115,35 @@ impl Standby {
         rx.await.map_err(|_| closed())?
     }
 
-    /// The event stream of every execution (each with its own `RunStarted` … `Done`). Single
-    /// consumer: the first call takes it; events before the first call are discarded.
-    pub fn events(&self) -> Option<mpsc::UnboundedReceiver<Event>> {
+    /// The event stream of every execution (each with its own `RunStarted` … `Done`, in execution
+    /// order). Single consumer: the first call takes it; events before the first call are discarded.
+    /// Bounded ([`STANDBY_EVENT_BUFFER`]): a consumer that falls behind holds up the forwarding, and the
+    /// execution's own backpressure applies (content drops, counted in `Dropped`).
+    pub fn events(&self) -> Option<mpsc::Receiver<Event>> {
         let rx = self.inner.events.lock().unwrap_or_else(|p| p.into_inner()).take();
         if rx.is_some() {
             self.inner
                 .subscribed
+                .events
+                .store(true, std::sync::atomic::Ordering::SeqCst);
+        }
+        rx
+    }
+
+    /// Every execution's [`Stream`] as it starts, for a host that consumes each execution's events
+    /// itself (a service recording them as runs). Single consumer; once taken, executions started
+    /// later are handed over here instead of being forwarded to [`Standby::events`].
+    pub fn executions(&self) -> Option<mpsc::Receiver<Stream>> {
+        let rx = self
+            .inner
+            .executions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        if rx.is_some() {
+            self.inner
+                .subscribed
+                .executions
                 .store(true, std::sync::atomic::Ordering::SeqCst);
         }
         rx
@@ -143,11 +179,13 @@ impl Thread {
             return Standby { inner: existing };
         }
         let (commands, inbox) = mpsc::unbounded_channel();
-        let (out_tx, out_rx) = mpsc::unbounded_channel();
-        let subscribed = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (out_tx, out_rx) = mpsc::channel(STANDBY_EVENT_BUFFER);
+        let (exec_tx, exec_rx) = mpsc::channel(EXECUTION_BUFFER);
+        let subscribed = Arc::new(Subscribed::default());
         let inner = Arc::new(StandbyInner {
             commands,
             events: Mutex::new(Some(out_rx)),
+            executions: Mutex::new(Some(exec_rx)),
             subscribed: subscribed.clone(),
             lifetime: lifetime.clone(),
         });
@@ -157,6 +195,8 @@ impl Thread {
             thread: self.clone().standby_owned(),
             defaults,
             out: out_tx,
+            executions: exec_tx,
+            forwarding: None,
             subscribed,
             current: None,
             queue: VecDeque::new(),
@@ -171,8 +211,12 @@ impl Thread {
 struct Worker {
     thread: Thread,
     defaults: CallOptions,
-    out: mpsc::UnboundedSender<Event>,
-    subscribed: Arc<std::sync::atomic::AtomicBool>,
+    out: mpsc::Sender<Event>,
+    executions: mpsc::Sender<Stream>,
+    /// The forwarder of the latest execution: the next one starts forwarding after it, so the
+    /// merged stream keeps execution order.
+    forwarding: Option<tokio::task::JoinHandle<()>>,
+    subscribed: Arc<Subscribed>,
     current: Option<(Stream, Vec<Input>, bool)>,
     queue: VecDeque<(Input, CallOptions)>,
     carried: Vec<Input>,
@@ -216,18 +260,33 @@ impl Worker {
         }
         let mut inputs = vec![first];
         inputs.extend(rest);
-        // Forward events to the single consumer (discarded until someone subscribes).
+        self.hand_over(&stream).await;
+        self.current = Some((stream, inputs, retried));
+    }
+
+    /// Gives the execution's events to the host: the execution itself when it took
+    /// [`Standby::executions`], else its events forwarded in order into the bounded merged stream
+    /// (discarded until someone subscribes), the forwarder waiting whenever the consumer lags.
+    async fn hand_over(&mut self, stream: &Stream) {
+        use std::sync::atomic::Ordering::SeqCst;
+        if self.subscribed.executions.load(SeqCst) && self.executions.send(stream.clone()).await.is_ok() {
+            return;
+        }
         let out = self.out.clone();
         let subscribed = self.subscribed.clone();
+        let previous = self.forwarding.take();
         let mut events = stream.events();
-        tokio::spawn(async move {
+        self.forwarding = Some(tokio::spawn(async move {
+            if let Some(previous) = previous {
+                let _ = previous.await;
+            }
             while let Some(e) = events.next().await {
-                if subscribed.load(std::sync::atomic::Ordering::SeqCst) {
-                    let _ = out.send(e);
+                if subscribed.events.load(SeqCst) && out.send(e).await.is_err() {
+                    // The consumer is gone: drain without forwarding.
+                    subscribed.events.store(false, SeqCst);
                 }
             }
-        });
-        self.current = Some((stream, inputs, retried));
+        }));
     }
 
     async fn on_send(&mut self, text: String, opts: CallOptions) -> Result<String, MessageError> {

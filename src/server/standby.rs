@@ -145,7 +145,7 @@ impl Standbys {
 /// Forwards the Standby's events into the recorder and the in-memory log until it is released.
 async fn pump(
     entry: Arc<StandbyEntry>,
-    mut events: mpsc::UnboundedReceiver<crate::runtime::Event>,
+    mut events: mpsc::Receiver<crate::runtime::Event>,
     recorder: Recorder,
 ) {
     let policy = *recorder.policy();

@@ -122,3 +122,55 @@ async fn a_standby_answers_input_streams_its_executions_and_releases_the_thread(
     assert_eq!(error_code(missing).await.0, 404);
     server.shutdown().await.unwrap();
 }
+
+/// The library Standby's merged event stream is bounded: a consumer that stops reading holds at most
+/// `STANDBY_EVENT_BUFFER` events, the execution still finishes (its content deltas dropped and counted,
+/// §6.3), and reading on shows everything critical in order, ending in `done`.
+#[tokio::test]
+async fn a_stalled_library_standby_consumer_holds_a_bounded_backlog() {
+    use agent_adaptor::runtime::{Agent, CallOptions, Payload, STANDBY_EVENT_BUFFER};
+    use agent_adaptor::testkit::reference::{ReferenceDriver, Script, Step};
+    use tokio_util::sync::CancellationToken;
+
+    let agent = Agent::new(ReferenceDriver::scripted(Script::new(vec![
+        Step::Bulk { count: 20_000 },
+        Step::text("end"),
+    ])));
+    let life = CancellationToken::new();
+    let identity = CallOptions::new().identity(agent_adaptor::driver::Identity {
+        tenant: "t".into(),
+        ..Default::default()
+    });
+    let sb = agent.thread("stalled").standby(life.clone(), identity);
+    let mut rx = sb.events().expect("the consumer");
+    sb.send("go", ()).await.expect("admitted");
+    // Stalled: nobody reads while the execution produces 20,000 deltas.
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    let backlog = rx.len();
+    assert!(
+        backlog <= STANDBY_EVENT_BUFFER,
+        "a stalled consumer holds {backlog} events (bound {STANDBY_EVENT_BUFFER})"
+    );
+    let mut dropped = 0;
+    let mut last = 0;
+    loop {
+        let e = tokio::time::timeout(std::time::Duration::from_secs(30), rx.recv())
+            .await
+            .expect("events keep coming")
+            .expect("open");
+        assert!(e.meta.sequence > last, "in order");
+        last = e.meta.sequence;
+        if let Payload::Dropped(d) = &e.payload {
+            dropped += d.count;
+        }
+        if let Payload::Done(d) = &e.payload {
+            assert!(d.outcome.is_ok(), "the run finished: {:?}", d.outcome);
+            break;
+        }
+    }
+    assert!(
+        dropped > 0,
+        "the stalled consumer's content was dropped and counted"
+    );
+    life.cancel();
+}

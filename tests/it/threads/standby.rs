@@ -12,7 +12,7 @@ use agent_adaptor::driver::{
 use agent_adaptor::runtime::{Agent, ErrorKind, Event, Payload, ThreadErrorKind};
 use agent_adaptor::store::memory::MemoryStore;
 use agent_adaptor::testkit::reference::{ReferenceConfig, ReferenceDriver, reference_descriptor};
-use tokio::sync::mpsc::UnboundedReceiver;
+use tokio::sync::mpsc::Receiver;
 use tokio_util::sync::CancellationToken;
 
 use super::{run, tenant};
@@ -27,7 +27,7 @@ fn slow_agent() -> Agent {
 }
 
 /// Collects events until `n` executions have ended.
-async fn executions(rx: &mut UnboundedReceiver<Event>, n: usize) -> Vec<Event> {
+async fn executions(rx: &mut Receiver<Event>, n: usize) -> Vec<Event> {
     let mut out = Vec::new();
     let mut done = 0;
     while done < n {
