@@ -507,7 +507,7 @@ impl Agent {
             .tracker
             .spawn(tracing::Instrument::in_current_span(super::identity::scope(
                 identity,
-                exec.run(),
+                super::rescue::guarded(exec),
             )));
         Stream {
             shared: Arc::new(stream::Shared {

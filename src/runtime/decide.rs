@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use chrono::Utc;
+use chrono::{DateTime, TimeDelta, Utc};
 use tokio_util::sync::CancellationToken;
 
 use super::approval::{ApprovalHandler, ApprovalRequest, HostAnswer, Responder};
@@ -15,6 +15,19 @@ use crate::driver::{
     ApprovalPolicy, DecisionBackend, DecisionKind, DecisionMode, DecisionOutcome, DecisionRequest,
     FallbackAction, JsonMap, Notice, notice_kind,
 };
+
+/// The longest the runtime waits for anything a request sets (an approval's deadline, an execution's
+/// timeout): 100 years. A longer value, however large, means this; it keeps every deadline
+/// representable (as a `DateTime`, an `Instant`, a store timestamp) instead of overflowing.
+pub(crate) const MAX_WAIT: std::time::Duration = std::time::Duration::from_secs(100 * 365 * 24 * 60 * 60);
+
+/// `now + wait`, saturating at the latest representable instant (never a panic).
+fn deadline_after(now: DateTime<Utc>, wait: std::time::Duration) -> DateTime<Utc> {
+    TimeDelta::from_std(wait.min(MAX_WAIT))
+        .ok()
+        .and_then(|d| now.checked_add_signed(d))
+        .unwrap_or(DateTime::<Utc>::MAX_UTC)
+}
 
 /// Decides for one execution.
 pub(crate) struct Decider {
@@ -218,7 +231,7 @@ impl DecisionBackend for Decider {
         let mut attempt = 0u32;
         loop {
             let (responder, rx) = Responder::new();
-            let timeout = self.policy.effective_timeout();
+            let timeout = self.policy.effective_timeout().map(|t| t.min(MAX_WAIT));
             let now = Utc::now();
             let ar = ApprovalRequest {
                 id: format!("apr-{}", uuid::Uuid::now_v7()),
@@ -230,9 +243,7 @@ impl DecisionBackend for Decider {
                 choices: req.choices.clone(),
                 details: req.details.clone(),
                 created_at: now,
-                deadline: timeout
-                    .and_then(|t| chrono::Duration::from_std(t).ok())
-                    .map(|d| now + d),
+                deadline: timeout.map(|t| deadline_after(now, t)),
                 attempt,
                 origin: Default::default(),
                 responder: Some(responder.clone()),
@@ -314,5 +325,26 @@ impl DecisionBackend for Decider {
                 Err(()) => attempt += 1,
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deadlines_saturate_instead_of_overflowing() {
+        let now = Utc::now();
+        let far = deadline_after(now, std::time::Duration::from_millis(i64::MAX as u64));
+        assert_eq!(far, deadline_after(now, MAX_WAIT), "clamped to the longest wait");
+        assert!(far > now + TimeDelta::days(36_000), "{far}");
+        assert_eq!(
+            deadline_after(DateTime::<Utc>::MAX_UTC, std::time::Duration::from_secs(1)),
+            DateTime::<Utc>::MAX_UTC
+        );
+        assert_eq!(
+            deadline_after(now, std::time::Duration::from_secs(30)),
+            now + TimeDelta::seconds(30)
+        );
     }
 }

@@ -366,6 +366,7 @@ impl RunRegistry {
             tracing::warn!(run_id = %entry.run_id, error = %e, "could not record the run");
         }
         let recorder = Recorder::new(store.clone(), entry.tenant.clone(), req.agent.exposure);
+        let rescue = (self.clone(), entry.clone(), store.clone(), busy_key.clone());
         let pump = Pump {
             registry: self.clone(),
             entry: entry.clone(),
@@ -377,9 +378,57 @@ impl RunRegistry {
         };
         self.metrics.started.fetch_add(1, Ordering::Relaxed);
         span.in_scope(|| tracing::info!("run started"));
-        self.tracker.spawn(pump.run().instrument(span));
+        let guarded = async move {
+            if std::panic::AssertUnwindSafe(pump.run())
+                .catch_unwind()
+                .await
+                .is_err()
+            {
+                let (registry, entry, store, busy_key) = rescue;
+                pump_panicked(&registry, &entry, &store, busy_key).await;
+            }
+        };
+        self.tracker.spawn(guarded.instrument(span));
         Ok(entry)
     }
+}
+
+/// A pump that panicked (its slot went with it): the run is cancelled, recorded `failed`
+/// (`internal_panic`), its thread freed, its live log closed and the entry dropped from memory (later
+/// reads come from the store), so nothing waits on it forever.
+async fn pump_panicked(
+    registry: &RunRegistry,
+    entry: &RunEntry,
+    store: &Arc<dyn ThreadStore>,
+    busy_key: Option<(String, String, String)>,
+) {
+    tracing::error!(run_id = %entry.run_id, "the run's pump panicked; the run ends failed");
+    entry.stream.cancel();
+    let error = json!({
+        "code": "run_failed",
+        "reason": "infrastructure_error",
+        "message": "the run stopped on an internal error (a panic in its pump); see the service log",
+        "details": {"code": "internal_panic"},
+    });
+    if let Err(e) = store
+        .update_run_state(&entry.run_id, RunState::Failed, None, Some(error))
+        .await
+    {
+        tracing::error!(run_id = %entry.run_id, error = %e, "could not record the run's end");
+    }
+    if let Some(key) = busy_key {
+        let mut busy = registry.busy.lock().unwrap_or_else(|p| p.into_inner());
+        if busy.get(&key) == Some(&entry.run_id) {
+            busy.remove(&key);
+        }
+    }
+    entry.progress.send_modify(|p| p.1 = true);
+    // The run is served from the store from now on (its live outcome would read `cancelled`).
+    registry
+        .runs
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .remove(&entry.run_id);
 }
 
 struct Pump {

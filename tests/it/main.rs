@@ -13,6 +13,7 @@ mod cursor_driver;
 mod cursor_fake;
 mod cursor_skills;
 mod driver_support;
+mod faults;
 mod host_identity;
 mod loadgen;
 mod process;

@@ -1,0 +1,127 @@
+//! A store that delegates everything to another and panics where a test arms it: a stand-in for a
+//! store (or recorder) bug inside a run's pump.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use agent_adaptor::store::*;
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+
+/// Delegates to `inner`; `create_approval` panics while `panic_on_approval` is set.
+pub struct Tripwire {
+    pub inner: Arc<dyn ThreadStore>,
+    pub panic_on_approval: AtomicBool,
+}
+
+#[async_trait]
+impl ThreadStore for Tripwire {
+    fn backend(&self) -> &'static str {
+        "tripwire"
+    }
+    async fn resolve(&self, q: &Query) -> StoreResult<Option<Record>> {
+        self.inner.resolve(q).await
+    }
+    async fn acquire_lease(&self, t: &str, o: &str, ttl: Duration) -> StoreResult<Lease> {
+        self.inner.acquire_lease(t, o, ttl).await
+    }
+    async fn renew_lease(&self, l: &Lease, ttl: Duration) -> StoreResult<Lease> {
+        self.inner.renew_lease(l, ttl).await
+    }
+    async fn release_lease(&self, l: &Lease) -> StoreResult<()> {
+        self.inner.release_lease(l).await
+    }
+    async fn finalize(&self, r: FinalizeRequest) -> StoreResult<Record> {
+        self.inner.finalize(r).await
+    }
+    async fn list_threads(&self, t: &str, p: &Page) -> StoreResult<Vec<Record>> {
+        self.inner.list_threads(t, p).await
+    }
+    async fn archive(&self, t: &str, k: &str) -> StoreResult<Record> {
+        self.inner.archive(t, k).await
+    }
+    async fn record_receipts(
+        &self,
+        t: &str,
+        k: &str,
+        ids: &[String],
+        at: DateTime<Utc>,
+    ) -> StoreResult<usize> {
+        self.inner.record_receipts(t, k, ids, at).await
+    }
+    async fn has_receipts(&self, t: &str, k: &str, ids: &[String]) -> StoreResult<Vec<bool>> {
+        self.inner.has_receipts(t, k, ids).await
+    }
+    async fn append_continuity(&self, t: &str, k: &str, e: ContinuityEntry) -> StoreResult<()> {
+        self.inner.append_continuity(t, k, e).await
+    }
+    async fn continuity(&self, t: &str, k: &str) -> StoreResult<Vec<ContinuityEntry>> {
+        self.inner.continuity(t, k).await
+    }
+    async fn append_events(&self, b: Vec<NewEvent>) -> StoreResult<Vec<u64>> {
+        self.inner.append_events(b).await
+    }
+    async fn read_run(&self, t: &str, r: &str, a: Option<u64>, l: u32) -> StoreResult<Vec<EventRecord>> {
+        self.inner.read_run(t, r, a, l).await
+    }
+    async fn read_thread(&self, t: &str, k: &str, a: Option<u64>, l: u32) -> StoreResult<Vec<EventRecord>> {
+        self.inner.read_thread(t, k, a, l).await
+    }
+    async fn retention(&self, p: &RetentionPolicy) -> StoreResult<u64> {
+        self.inner.retention(p).await
+    }
+    async fn put_run(&self, r: &RunRecord) -> StoreResult<()> {
+        self.inner.put_run(r).await
+    }
+    async fn update_run_state(
+        &self,
+        id: &str,
+        s: RunState,
+        r: Option<Value>,
+        e: Option<Value>,
+    ) -> StoreResult<RunRecord> {
+        self.inner.update_run_state(id, s, r, e).await
+    }
+    async fn get_run(&self, t: &str, id: &str) -> StoreResult<Option<RunRecord>> {
+        self.inner.get_run(t, id).await
+    }
+    async fn list_runs(&self, t: &str, k: Option<&str>, p: &Page) -> StoreResult<Vec<RunRecord>> {
+        self.inner.list_runs(t, k, p).await
+    }
+    async fn mark_interrupted(&self, o: &str) -> StoreResult<u64> {
+        self.inner.mark_interrupted(o).await
+    }
+    async fn create_approval(&self, a: &Approval) -> StoreResult<()> {
+        if self.panic_on_approval.load(Ordering::SeqCst) {
+            panic!("store bug while recording an approval");
+        }
+        self.inner.create_approval(a).await
+    }
+    async fn resolve_approval(&self, t: &str, id: &str, d: Value) -> StoreResult<Approval> {
+        self.inner.resolve_approval(t, id, d).await
+    }
+    async fn expire_approvals(&self, now: DateTime<Utc>) -> StoreResult<u64> {
+        self.inner.expire_approvals(now).await
+    }
+    async fn list_approvals(&self, t: &str, r: &str, p: bool) -> StoreResult<Vec<Approval>> {
+        self.inner.list_approvals(t, r, p).await
+    }
+    async fn put_declaration(&self, declaration: &Declaration) -> StoreResult<()> {
+        self.inner.put_declaration(declaration).await
+    }
+
+    async fn get_declaration(
+        &self,
+        tenant: &str,
+        agent: &str,
+        key: &str,
+    ) -> StoreResult<Option<Declaration>> {
+        self.inner.get_declaration(tenant, agent, key).await
+    }
+
+    async fn delete_declaration(&self, tenant: &str, agent: &str, key: &str) -> StoreResult<bool> {
+        self.inner.delete_declaration(tenant, agent, key).await
+    }
+}
