@@ -5,12 +5,17 @@
 //! Hermetic clauses inspect the descriptor, the config check and the codec. The run clauses
 //! invoke the driver once through a recording harness (events, claims, decisions) with a request
 //! the caller provides — for CLI drivers, one pointed at a mock model server.
+//! The checks of one invocation are public helpers ([`verify`]: `verify_outcome`,
+//! `verify_stream_sequence`, `verify_stream_capability`, `verify_run_events`, `verify_transcript`,
+//! `verify_transcript_mirror`) a third-party driver's tests can call on what [`record`] (or its own
+//! harness) captured.
 //! [`broken`] holds the negative controls: one deliberately broken driver per clause, which the
 //! kit must reject.
 
 pub mod broken;
 mod harness;
 mod run_clauses;
+pub mod verify;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -18,6 +23,10 @@ use std::time::Duration;
 use crate::driver::{Driver, Request, SessionState};
 
 pub use harness::Recording;
+pub use verify::{
+    verify_outcome, verify_run_events, verify_stream_capability, verify_stream_sequence, verify_transcript,
+    verify_transcript_mirror,
+};
 
 /// A clause violation.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,6 +57,16 @@ impl Report {
                 detail: detail(),
             });
         }
+    }
+
+    /// Records that `clauses` ran and adds `violations` (a verification helper's answer).
+    fn absorb(&mut self, clauses: &[&'static str], violations: Vec<Violation>) {
+        for c in clauses {
+            if !self.checked.contains(c) {
+                self.checked.push(c);
+            }
+        }
+        self.violations.extend(violations);
     }
 
     /// True when no clause was violated.
@@ -87,6 +106,12 @@ pub struct Options {
     pub run: Option<RunProbe>,
     /// A session state used for the codec clauses (defaults to a synthetic one).
     pub session_state: Option<SessionState>,
+}
+
+/// Runs `driver` once under `probe` with the recording harness (events, claims, settlements, decisions,
+/// late emissions, the response), for the verification helpers ([`verify`]).
+pub async fn record(driver: Arc<dyn Driver>, probe: &RunProbe) -> Recording {
+    harness::run_once(driver, probe).await
 }
 
 /// Checks a driver built by `factory` (called more than once, to compare instances).
