@@ -1,5 +1,7 @@
 //! The core side of the decision SPI: applies the approval policy, talks to the host (handler
 //! or event form), enforces deadlines and fallbacks, and hands one outcome back to the driver.
+//! Whatever a request sets, a decision is asked at most `1 + MAX_RETRIES` times, at most one ask per
+//! `REASK_INTERVAL`, and no deadline is further than `MAX_WAIT`.
 
 use std::sync::Arc;
 
@@ -20,6 +22,15 @@ use crate::driver::{
 /// timeout): 100 years. A longer value, however large, means this; it keeps every deadline
 /// representable (as a `DateTime`, an `Instant`, a store timestamp) instead of overflowing.
 pub(crate) const MAX_WAIT: std::time::Duration = std::time::Duration::from_secs(100 * 365 * 24 * 60 * 60);
+
+/// The most re-asks of one decision, whatever `approvals.max_retries` says (a larger value is capped,
+/// with a `approval_retries_capped` notice): `on_timeout: retry` with a huge budget would otherwise
+/// ask forever.
+pub(crate) const MAX_RETRIES: u32 = 10;
+
+/// The least time between two asks of one decision: a re-ask after a 1 ms timeout (or an instant
+/// denial) waits out the rest of this, so retries cost at most two requests a second.
+pub(crate) const REASK_INTERVAL: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// `now + wait`, saturating at the latest representable instant (never a panic).
 fn deadline_after(now: DateTime<Utc>, wait: std::time::Duration) -> DateTime<Utc> {
@@ -195,7 +206,7 @@ impl Decider {
                 interrupt: false,
             }),
             FallbackAction::Retry if self.retry_supported => {
-                if attempt < self.policy.effective_max_retries() {
+                if attempt < self.policy.effective_max_retries().min(MAX_RETRIES) {
                     Err(())
                 } else {
                     Ok(self.abort(reason, format!("{message} (after {} retries)", attempt)))
@@ -229,7 +240,21 @@ impl DecisionBackend for Decider {
             DecisionMode::Ask => {}
         }
         let mut attempt = 0u32;
+        let asked_for = self.policy.effective_max_retries();
+        let retries_matter = matches!(self.policy.effective_on_timeout(), FallbackAction::Retry)
+            || matches!(self.policy.effective_on_reject(), FallbackAction::Retry);
+        if retries_matter && asked_for > MAX_RETRIES {
+            self.notice(
+                Notice::new(
+                    notice_kind::LIFECYCLE,
+                    format!("approvals.max_retries {asked_for} is capped at {MAX_RETRIES}"),
+                )
+                .with_data("warning", "approval_retries_capped")
+                .with_data("max_retries", MAX_RETRIES),
+            );
+        }
         loop {
+            let asked_at = tokio::time::Instant::now();
             let (responder, rx) = Responder::new();
             let timeout = self.policy.effective_timeout().map(|t| t.min(MAX_WAIT));
             let now = Utc::now();
@@ -322,7 +347,19 @@ impl DecisionBackend for Decider {
             self.notice(resolved_notice(&ar.id, kind, attempt, outcome_label));
             match result {
                 Ok(outcome) => return outcome,
-                Err(()) => attempt += 1,
+                Err(()) => {
+                    attempt += 1;
+                    // Rate floor: the next ask comes no sooner than REASK_INTERVAL after this one.
+                    tokio::select! {
+                        _ = self.cancel.cancelled() => {
+                            return DecisionOutcome::Denied {
+                                reason: "run cancelled".into(),
+                                interrupt: true,
+                            };
+                        }
+                        _ = tokio::time::sleep_until(asked_at + REASK_INTERVAL) => {}
+                    }
+                }
             }
         }
     }

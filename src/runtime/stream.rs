@@ -84,6 +84,20 @@ impl Stream {
         self.shared.cancel.cancel();
     }
 
+    /// Stops the execution with a failure of the host's own, like [`cancel`](Self::cancel) but with
+    /// `reason` (and `details`) as the verdict instead of `cancelled`: a service ends a run that outgrew
+    /// the log budget it enforces as `limit_exceeded`. The first confirmed cause still wins.
+    pub fn fail(
+        &self,
+        reason: super::error::FailureReason,
+        message: impl Into<String>,
+        details: crate::driver::JsonMap,
+    ) {
+        self.shared.verdict.confirm(reason, message, details);
+        self.shared.broker.cancel();
+        self.shared.cancel.cancel();
+    }
+
     /// Sends a supplemental message into this execution. `Ok` returns the message id and means
     /// admission, not delivery; delivery is reported by `MessageUpdate` events and the result's
     /// message outcomes.

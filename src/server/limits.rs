@@ -4,7 +4,8 @@
 //! [`Limits`] is the configuration (service defaults, overridden field by field per tenant). [`Limiter`]
 //! enforces it: [`Limiter::admit_request`] takes a token from the tenant's bucket (capacity `burst`,
 //! refilled at `requests_per_second`), [`Limiter::acquire_run`] hands out a [`RunSlot`] that the run holds
-//! until its pump finishes (parked runs count: they hold a child process).
+//! until its pump finishes (parked runs count: they hold a child process). A slot also carries its
+//! run's log budget ([`RunBudget`]: `max_run_events`, `max_run_log_bytes`), which the pump charges.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -29,7 +30,20 @@ pub struct Limits {
     /// second's worth, at least 1).
     #[serde(default)]
     pub burst: Option<u32>,
+    /// Events one run may record (default [`DEFAULT_MAX_RUN_EVENTS`]; `0` lifts the bound). A run that
+    /// goes past it is stopped as `limit_exceeded` (`details.code = run_events_exceeded`).
+    #[serde(default)]
+    pub max_run_events: Option<u64>,
+    /// Bytes of event JSON one run may record (default [`DEFAULT_MAX_RUN_LOG_BYTES`]; `0` lifts the
+    /// bound); past it the run is stopped as `limit_exceeded` (`run_log_bytes_exceeded`).
+    #[serde(default)]
+    pub max_run_log_bytes: Option<u64>,
 }
+
+/// Events a run may record when no `max_run_events` is configured.
+pub const DEFAULT_MAX_RUN_EVENTS: u64 = 200_000;
+/// Bytes of event JSON a run may record when no `max_run_log_bytes` is configured (128 MiB).
+pub const DEFAULT_MAX_RUN_LOG_BYTES: u64 = 128 * 1024 * 1024;
 
 impl Limits {
     /// `self`, with the fields `over` sets replaced.
@@ -38,6 +52,8 @@ impl Limits {
             max_concurrent_runs: over.max_concurrent_runs.or(self.max_concurrent_runs),
             requests_per_second: over.requests_per_second.or(self.requests_per_second),
             burst: over.burst.or(self.burst),
+            max_run_events: over.max_run_events.or(self.max_run_events),
+            max_run_log_bytes: over.max_run_log_bytes.or(self.max_run_log_bytes),
         }
     }
 
@@ -149,11 +165,98 @@ impl Limiter {
     }
 }
 
+/// What one run may still record: its tenant's `max_run_events` and `max_run_log_bytes`, charged by
+/// the run's pump as it records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunBudget {
+    max_events: Option<u64>,
+    max_bytes: Option<u64>,
+    events: u64,
+    bytes: u64,
+    spent: bool,
+}
+
+impl Default for RunBudget {
+    fn default() -> Self {
+        RunBudget::of(&Limits::default())
+    }
+}
+
+/// Which bound a run went past, with the bound (for the run's `limit_exceeded` failure).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Overrun {
+    /// More events than `max_run_events`.
+    Events(u64),
+    /// More event bytes than `max_run_log_bytes`.
+    Bytes(u64),
+}
+
+impl Overrun {
+    /// The `details.code` of the run's failure.
+    pub fn code(self) -> &'static str {
+        match self {
+            Overrun::Events(_) => "run_events_exceeded",
+            Overrun::Bytes(_) => "run_log_bytes_exceeded",
+        }
+    }
+
+    /// The failure message.
+    pub fn message(self) -> String {
+        match self {
+            Overrun::Events(n) => format!("the run recorded more than {n} events (max_run_events)"),
+            Overrun::Bytes(n) => {
+                format!("the run recorded more than {n} bytes of events (max_run_log_bytes)")
+            }
+        }
+    }
+}
+
+impl RunBudget {
+    /// The budget `limits` give one run (defaults where unset, `0` unbounded).
+    pub fn of(limits: &Limits) -> Self {
+        let bound = |v: Option<u64>, default| match v.unwrap_or(default) {
+            0 => None,
+            n => Some(n),
+        };
+        RunBudget {
+            max_events: bound(limits.max_run_events, DEFAULT_MAX_RUN_EVENTS),
+            max_bytes: bound(limits.max_run_log_bytes, DEFAULT_MAX_RUN_LOG_BYTES),
+            events: 0,
+            bytes: 0,
+            spent: false,
+        }
+    }
+
+    /// Charges `events` events of `bytes` bytes; the first call past a bound answers which one (later
+    /// calls answer `None`: the run is being stopped, its terminal events still have to be recorded).
+    pub fn charge(&mut self, events: usize, bytes: usize) -> Option<Overrun> {
+        self.events = self.events.saturating_add(events as u64);
+        self.bytes = self.bytes.saturating_add(bytes as u64);
+        if self.spent {
+            return None;
+        }
+        let over = match (self.max_events, self.max_bytes) {
+            (Some(max), _) if self.events > max => Overrun::Events(max),
+            (_, Some(max)) if self.bytes > max => Overrun::Bytes(max),
+            _ => return None,
+        };
+        self.spent = true;
+        Some(over)
+    }
+}
+
 /// One admitted active run; dropping it frees the slot.
 #[derive(Debug)]
 pub struct RunSlot {
     limiter: Arc<Limiter>,
     tenant: String,
+}
+
+impl RunSlot {
+    /// The log budget of the slot's run (its tenant's limits).
+    pub fn budget(&self) -> RunBudget {
+        RunBudget::of(&self.limiter.limits_of(&self.tenant))
+    }
 }
 
 impl Drop for RunSlot {
@@ -185,6 +288,24 @@ mod tests {
         assert_eq!(e.status.as_u16(), 429);
         assert_eq!(e.retry_after, Some(2));
         assert!(l.admit_request("other").is_ok(), "buckets are per tenant");
+    }
+
+    #[test]
+    fn a_run_budget_answers_once_past_its_bound() {
+        let mut b = RunBudget::of(&Limits {
+            max_run_events: Some(3),
+            max_run_log_bytes: Some(0),
+            ..Default::default()
+        });
+        assert_eq!(b.charge(3, 10_000_000_000), None);
+        assert_eq!(b.charge(1, 1), Some(Overrun::Events(3)));
+        assert_eq!(b.charge(1, 1), None, "answered once");
+        let mut b = RunBudget::of(&Limits {
+            max_run_log_bytes: Some(100),
+            ..Default::default()
+        });
+        assert_eq!(b.charge(1, 101), Some(Overrun::Bytes(100)));
+        assert_eq!(RunBudget::default().max_events, Some(DEFAULT_MAX_RUN_EVENTS));
     }
 
     #[test]

@@ -26,7 +26,7 @@ use tracing::Instrument;
 
 use super::agents::AgentEntry;
 use super::error::ApiError;
-use super::limits::RunSlot;
+use super::limits::{RunBudget, RunSlot};
 use super::record::{MAX_UNRECORDED, Writer};
 use crate::recorder::Recorder;
 use crate::runtime::{ApprovalRequest, CallOptions, Event, FailureReason, Payload, RunOutcome, Stream};
@@ -374,6 +374,7 @@ impl RunRegistry {
             store: store.clone(),
             tap: req.tap,
             busy_key,
+            budget: req.slot.as_ref().map(RunSlot::budget).unwrap_or_default(),
             slot: req.slot,
         };
         self.metrics.started.fetch_add(1, Ordering::Relaxed);
@@ -439,6 +440,7 @@ struct Pump {
     tap: Option<mpsc::UnboundedSender<Event>>,
     busy_key: Option<(String, String, String)>,
     slot: Option<RunSlot>,
+    budget: RunBudget,
 }
 
 /// A run result as the service shows it: `text`, `turns`, `summary`, and `services` (name, state,
@@ -503,6 +505,7 @@ impl Pump {
                 .fetch_add(batch.len() as u64, Ordering::Relaxed);
             let records = self.recorder.prepare(&batch);
             let mut items: Vec<Arc<LogItem>> = records.iter().map(|r| Arc::new(LogItem::of(r))).collect();
+            self.charge(&items);
             // Everything before the run's end goes live at once, its recording queued behind.
             let end = batch.iter().position(|e| matches!(e.payload, Payload::Done(_)));
             let Some(end) = end else {
@@ -548,6 +551,19 @@ impl Pump {
                 .unwrap_or_else(|p| p.into_inner())
                 .remove(&id);
         });
+    }
+
+    /// Charges the run's log budget; past it the run is stopped as `limit_exceeded`.
+    fn charge(&mut self, items: &[Arc<LogItem>]) {
+        let bytes = items.iter().map(|i| i.data.len()).sum();
+        if let Some(over) = self.budget.charge(items.len(), bytes) {
+            tracing::warn!(code = over.code(), "the run outgrew its log budget; stopping it");
+            let mut details = crate::driver::JsonMap::new();
+            details.insert("code".into(), over.code().into());
+            self.entry
+                .stream
+                .fail(FailureReason::LimitExceeded, over.message(), details);
+        }
     }
 
     /// Appends to the in-memory mirror and wakes the subscribers.
