@@ -15,13 +15,15 @@ pub const DEFAULT_GRACE: Duration = Duration::from_secs(2);
 pub struct CommonConfig {
     /// The CLI binary; `None` uses the provider's default command name on PATH.
     pub command: Option<PathBuf>,
-    /// Default working directory; `None` uses the process's current directory.
+    /// Default working directory of a run whose options name no workspace (the core applies it);
+    /// `None` uses the process's current directory.
     pub directory: Option<PathBuf>,
     /// Extra environment for the CLI (wins over the inherited environment).
     pub env: BTreeMap<String, String>,
     /// Extra instructions for every run.
     pub instructions: Option<String>,
-    /// Default execution timeout.
+    /// Default execution deadline of a run whose options set none (the core enforces it for every
+    /// driver); zero or `None` means no deadline.
     #[serde(with = "opt_secs")]
     pub timeout: Option<Duration>,
     /// Grace period for the escalating stop.

@@ -114,6 +114,33 @@ impl MessageCaps {
 }
 
 impl MessageCaps {
+    /// True when input can reach the provider inside an execution's process: an in-turn or interrupt
+    /// boundary, interrupts, or driver-driven turn-end continuation (what a MinVersion guards).
+    pub fn delivers_in_run(&self) -> bool {
+        self.interrupt
+            || self.continue_mode == ContinueMode::InRun
+            || self
+                .boundaries
+                .iter()
+                .any(|b| matches!(b, Boundary::InTurn | Boundary::Interrupt))
+    }
+
+    /// This capability with in-run delivery removed (below a known MinVersion): no boundary, no
+    /// interrupt, and turn-end continuation through a checkpoint resume driven by the core when the
+    /// driver can resume (`resumable`), else none.
+    pub fn without_in_run(&self, resumable: bool) -> MessageCaps {
+        MessageCaps {
+            boundaries: Vec::new(),
+            interrupt: false,
+            continue_mode: if resumable {
+                ContinueMode::Resume
+            } else {
+                ContinueMode::None
+            },
+            ..self.clone()
+        }
+    }
+
     /// True when any supplemental input can be accepted at all.
     pub fn accepts_any(&self) -> bool {
         !self.boundaries.is_empty() || self.continue_mode != ContinueMode::None

@@ -175,3 +175,18 @@ pub enum InspectError {
         message: String,
     },
 }
+
+/// `a < b` for dotted numeric versions (`2.1.99 < 2.1.332`): up to three parts, a missing part counts
+/// as 0, a non-numeric part as 0.
+pub fn version_older(a: &str, b: &str) -> bool {
+    let parts = |s: &str| -> Vec<u64> {
+        s.split(['.', '-'])
+            .take(3)
+            .map(|p| p.trim().parse().unwrap_or(0))
+            .collect()
+    };
+    let (mut a, mut b) = (parts(a), parts(b));
+    a.resize(3, 0);
+    b.resize(3, 0);
+    a < b
+}

@@ -92,6 +92,13 @@ pub trait Driver: Send + Sync + 'static {
     /// Checks the captured configuration.
     fn validate_config(&self) -> Result<(), InvalidConfig>;
 
+    /// The driver's [`CommonConfig`], when it has one. The core honours its `directory` (the working
+    /// directory of a run that names no workspace) and its `timeout` (the execution deadline of a run
+    /// whose options set none) for every driver, uniformly.
+    fn common_config(&self) -> Option<&CommonConfig> {
+        None
+    }
+
     /// Runs one invocation to completion. Never panics on provider input; every failure is in
     /// the returned [`Response`].
     async fn run(&self, request: Request, io: RunIo) -> Response;

@@ -108,7 +108,7 @@ pub struct ApprovalPolicy {
     /// Questions; default AutoDeny.
     #[serde(default)]
     pub question: QuestionMode,
-    /// Per-request deadline. `None` means the default (30 s); a negative value (see
+    /// Per-request deadline. `None` or zero means the default (30 s); a negative value (see
     /// [`ApprovalPolicy::no_timeout`]) removes the practical deadline.
     #[serde(default, with = "opt_signed_duration")]
     pub timeout: Option<SignedDuration>,
@@ -182,10 +182,10 @@ impl ApprovalPolicy {
         self
     }
 
-    /// The effective deadline length, `None` when there is none.
+    /// The effective deadline length, `None` when there is none. Zero means "unset" (the default).
     pub fn effective_timeout(&self) -> Option<Duration> {
         match self.timeout {
-            None => Some(DEFAULT_APPROVAL_TIMEOUT),
+            None | Some(SignedDuration { millis: 0 }) => Some(DEFAULT_APPROVAL_TIMEOUT),
             Some(d) if d.millis < 0 => None,
             Some(d) => Some(Duration::from_millis(d.millis as u64)),
         }
@@ -452,6 +452,13 @@ mod tests {
     #[test]
     fn negative_timeout_removes_the_deadline_and_negative_retries_are_invalid() {
         assert_eq!(ApprovalPolicy::default().no_timeout().effective_timeout(), None);
+        assert_eq!(
+            ApprovalPolicy::default()
+                .with_timeout(Duration::ZERO)
+                .effective_timeout(),
+            Some(DEFAULT_APPROVAL_TIMEOUT),
+            "zero means unset"
+        );
         let bad = Policy {
             approvals: ApprovalPolicy {
                 max_retries: Some(-1),

@@ -181,6 +181,7 @@ impl AgentBuilder {
                 standbys: Default::default(),
                 hosted,
                 tools_fingerprint,
+                cli_version: Default::default(),
                 skill_provider: self.skill_provider,
                 skill_materializer: self
                     .skill_materializer
@@ -250,6 +251,9 @@ pub(crate) struct AgentInner {
     pub hosted: Option<Result<Arc<crate::tools::HostedTools>, String>>,
     /// The semantic fingerprint of the tool set (part of thread compatibility).
     pub tools_fingerprint: String,
+    /// The CLI version the driver's environment probe reported, probed once (at the first launch
+    /// whose message capability declares a MinVersion); `None` inside when unknown.
+    pub cli_version: Arc<tokio::sync::OnceCell<Option<String>>>,
     /// Bare-key skill resolution.
     pub skill_provider: Option<Arc<dyn crate::skills::SkillProvider>>,
     /// Skill materialization.
@@ -315,13 +319,27 @@ pub(crate) fn refused(err: Error) -> Stream {
     }
 }
 
+/// What a launch decided that a thread's hooks fingerprint besides the resolved settings.
+pub(crate) struct LaunchFacts {
+    /// The run's base working directory (options, else `CommonConfig.directory`, else the process's).
+    pub cwd: PathBuf,
+    /// The content fingerprint of the materialized skills (empty without skills).
+    pub skills_fingerprint: String,
+}
+
 /// Builds a thread's execution hooks from the resolved settings.
-pub(crate) type HooksFactory = Box<dyn FnOnce(&super::options::Resolved) -> Arc<dyn ExecutionHooks> + Send>;
+pub(crate) type HooksFactory =
+    Box<dyn FnOnce(&super::options::Resolved, &LaunchFacts) -> Arc<dyn ExecutionHooks> + Send>;
 
 /// Per-execution thread wiring handed to [`Agent::launch`].
 pub(crate) struct ThreadLaunch {
     pub key: String,
     pub hooks: HooksFactory,
+}
+
+/// The tenant a thread's rows (and receipts) belong to, from the resolved identity.
+fn receipt_tenant(identity: &crate::driver::Identity) -> String {
+    super::thread::tenant_of(identity)
 }
 
 impl Agent {
@@ -391,6 +409,16 @@ impl Agent {
             Ok(r) => r,
             Err(e) => return refused(e.into()),
         };
+        // The driver's CommonConfig fills what the options leave unset: the working directory, and
+        // the deadline (an explicit zero at any scope means "none" and is not overridden).
+        if let Some(common) = inner.driver.common_config() {
+            if resolved.workspace.is_none() {
+                resolved.workspace.clone_from(&common.directory);
+            }
+            if opts.shared.timeout.or(inner.defaults.timeout).is_none() {
+                resolved.timeout = common.timeout.filter(|t| !t.is_zero());
+            }
+        }
         // Host hooks called at launch (profile skills, the skill provider and materializer) see the
         // run's identity, like every hook of the execution (`runtime::identity`).
         let identity = resolved.identity.clone();
@@ -456,18 +484,31 @@ impl Agent {
         ));
         let cancel = inner.cancel.child_token();
         let caps = inner.descriptor.messages.clone();
-        let queue = MessageQueue::new(
+        let receipts = key.as_ref().map(|k| super::messages::ReceiptScope {
+            store: inner.store.clone(),
+            tenant: receipt_tenant(&resolved.identity),
+            key: k.clone(),
+        });
+        let queue = MessageQueue::with_receipts(
             broker.clone(),
             resolved.policy.messages.clone(),
             caps.clone(),
             cancel.clone(),
+            receipts,
         );
         if let Some(id) = &opts.message.id {
             queue.remember(id);
         }
         let verdict = Verdict::default();
         let (outcome_tx, outcome_rx) = watch::channel(None);
-        let hooks = thread.map(|t| (t.hooks)(&resolved));
+        let facts = LaunchFacts {
+            cwd: cwd.clone(),
+            skills_fingerprint: skills
+                .as_ref()
+                .map(|s| crate::skills::overlay::fingerprint(&s.skills))
+                .unwrap_or_default(),
+        };
+        let hooks = thread.map(|t| (t.hooks)(&resolved, &facts));
         let workspace = WorkspacePlan {
             manager: inner.workspace_manager.clone(),
             spec: resolved.workspace_spec.clone(),
@@ -501,6 +542,7 @@ impl Agent {
             profile: profile.map(|p| (p.target, p.lease)),
             workspace,
             services,
+            cli_version: inner.cli_version.clone(),
         };
         // In the caller's span (a host's run span), so the execution's logs carry it.
         inner
@@ -570,30 +612,45 @@ impl Agent {
         Ok(Some((hosted.declaration(), hosted.env())))
     }
 
-    /// Shuts the Agent down: refuses new executions, cancels and drains admitted ones, and stops
-    /// the driver's persistent processes. Idempotent and bounded by `deadline`; when the deadline
-    /// passes first it returns an error and can be called again.
+    /// Shuts the Agent down: refuses new executions, cancels and drains admitted ones, stops the
+    /// driver's persistent processes and the hosted tools server. Idempotent and bounded by
+    /// `deadline` as a whole (draining, process and tools shutdown run concurrently against one
+    /// deadline); when something did not finish, or failed, it returns an error naming each part,
+    /// and can be called again.
     pub async fn close(&self, deadline: Duration) -> Result<(), Error> {
         let inner = &self.inner;
+        let until = tokio::time::Instant::now() + deadline;
         inner.closed.store(true, Ordering::SeqCst);
         inner.cancel.cancel();
         inner.tracker.close();
-        let drained = tokio::time::timeout(deadline, inner.tracker.wait()).await.is_ok();
-        let stopped = tokio::time::timeout(deadline, inner.driver.close_processes()).await;
-        if let Some(Ok(hosted)) = &inner.hosted {
-            let _ = tokio::time::timeout(deadline, hosted.shutdown()).await;
+        let drain = tokio::time::timeout_at(until, inner.tracker.wait());
+        let processes = tokio::time::timeout_at(until, inner.driver.close_processes());
+        let tools = async {
+            match &inner.hosted {
+                Some(Ok(hosted)) => Some(tokio::time::timeout_at(until, hosted.shutdown()).await),
+                _ => None,
+            }
+        };
+        let (drained, stopped, tools) = tokio::join!(drain, processes, tools);
+        let mut problems = Vec::new();
+        if drained.is_err() {
+            problems.push("executions did not drain before the close deadline".to_owned());
         }
-        match (drained, stopped) {
-            (true, Ok(Ok(()))) => Ok(()),
-            (false, _) => Err(Error::Infrastructure(
-                "executions did not drain before the close deadline".into(),
-            )),
-            (_, Ok(Err(e))) => Err(Error::Infrastructure(format!(
-                "stopping provider processes failed: {e}"
-            ))),
-            (_, Err(_)) => Err(Error::Infrastructure(
-                "provider processes did not stop before the close deadline".into(),
-            )),
+        match stopped {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => problems.push(format!("stopping provider processes failed: {e}")),
+            Err(_) => problems.push("provider processes did not stop before the close deadline".into()),
+        }
+        match tools {
+            None | Some(Ok(Ok(()))) => {}
+            Some(Ok(Err(e))) => problems.push(format!("stopping the host tools server failed: {e}")),
+            Some(Err(_)) => {
+                problems.push("the host tools server did not stop before the close deadline".into())
+            }
+        }
+        match problems.is_empty() {
+            true => Ok(()),
+            false => Err(Error::Infrastructure(problems.join("; "))),
         }
     }
 
@@ -625,6 +682,7 @@ where
             details: Default::default(),
             result: result.clone(),
             causes: Vec::new(),
+            thread: None,
         }))
     })?;
     Ok((value, result))

@@ -79,7 +79,8 @@ struct State {
     attention: Attention,
     cancelled: bool,
     finished: bool,
-    waker: Option<Waker>,
+    /// Every consumer handle waiting for the next event (all share one cursor).
+    wakers: Vec<Waker>,
     turn_id: String,
 }
 
@@ -113,7 +114,7 @@ impl Broker {
                 attention: Attention::default(),
                 cancelled: false,
                 finished: false,
-                waker: None,
+                wakers: Vec::new(),
                 turn_id: String::new(),
             }),
             capacity: capacity.max(1),
@@ -147,7 +148,7 @@ impl Broker {
     }
 
     fn wake(st: &mut State) {
-        if let Some(w) = st.waker.take() {
+        for w in st.wakers.drain(..) {
             w.wake();
         }
     }
@@ -376,7 +377,9 @@ impl Broker {
         if st.finished {
             return Poll::Ready(None);
         }
-        st.waker = Some(cx.waker().clone());
+        if !st.wakers.iter().any(|w| w.will_wake(cx.waker())) {
+            st.wakers.push(cx.waker().clone());
+        }
         Poll::Pending
     }
 
@@ -389,7 +392,9 @@ impl Broker {
     }
 }
 
-/// The consumer side: a `futures::Stream` of events that ends after `Done`.
+/// The consumer side: a `futures::Stream` of events that ends after `Done`. Every handle of one
+/// execution reads the same single consumer queue: an event reaches exactly one of them, in order,
+/// and a handle waiting while another reads is woken, never stranded.
 pub struct Events {
     broker: std::sync::Arc<Broker>,
 }

@@ -99,6 +99,9 @@ pub struct RunError {
     pub result: Arc<RunResult>,
     /// The original cause and later secondary causes.
     pub causes: Vec<Cause>,
+    /// The thread sentinel this failure also is (a lease lost mid-run, a success without a valid
+    /// checkpoint, a rejected resume): [`Error::kind`] reports it, the partial result stays here.
+    pub thread: Option<ThreadErrorKind>,
 }
 
 impl fmt::Display for RunError {
@@ -138,6 +141,22 @@ pub enum ThreadErrorKind {
     ResumeRejected,
     /// The thread store failed.
     Store,
+}
+
+impl ThreadErrorKind {
+    /// The stable machine code (`thread_lease_lost`, …).
+    pub fn code(&self) -> &'static str {
+        match self {
+            ThreadErrorKind::NotFound => "thread_not_found",
+            ThreadErrorKind::Busy => "thread_busy",
+            ThreadErrorKind::Incompatible => "thread_incompatible",
+            ThreadErrorKind::LeaseLost => "thread_lease_lost",
+            ThreadErrorKind::CheckpointMissing => "thread_checkpoint_missing",
+            ThreadErrorKind::AlreadyExists => "thread_already_exists",
+            ThreadErrorKind::ResumeRejected => "resume_rejected",
+            ThreadErrorKind::Store => "thread_store_error",
+        }
+    }
 }
 
 /// Configuration, policy, schema and resource refusals (all before launch).
@@ -298,10 +317,12 @@ pub enum Error {
 }
 
 impl Error {
-    /// The flat kind.
+    /// The flat kind: the spec's sentinel. A run failure that is also a thread sentinel (lease lost
+    /// mid-run, checkpoint missing, resume rejected) reports that sentinel; its partial result is
+    /// still in [`Error::as_run`].
     pub fn kind(&self) -> ErrorKind {
         match self {
-            Error::Run(_) => ErrorKind::Run,
+            Error::Run(r) => r.thread.map_or(ErrorKind::Run, ErrorKind::Thread),
             Error::AgentClosed => ErrorKind::AgentClosed,
             Error::Thread { kind, .. } => ErrorKind::Thread(*kind),
             Error::Config(c) => match c {
@@ -326,6 +347,20 @@ impl Error {
             },
             Error::Infrastructure(_) => ErrorKind::Infrastructure,
             Error::Replayed(_) => ErrorKind::Replayed,
+        }
+    }
+
+    /// True when this error matches `kind` (the way `errors.Is` matches a sentinel): its flat kind,
+    /// or [`ErrorKind::Run`] for any run failure, including one that is also a thread sentinel.
+    pub fn is(&self, kind: ErrorKind) -> bool {
+        self.kind() == kind || (kind == ErrorKind::Run && matches!(self, Error::Run(_)))
+    }
+
+    /// The thread sentinel, for a thread error or a run failure that is one.
+    pub fn thread_kind(&self) -> Option<ThreadErrorKind> {
+        match self.kind() {
+            ErrorKind::Thread(k) => Some(k),
+            _ => None,
         }
     }
 
@@ -359,17 +394,7 @@ impl Error {
         match self {
             Error::Run(_) => "run_failed".into(),
             Error::AgentClosed => "agent_closed".into(),
-            Error::Thread { kind, .. } => match kind {
-                ThreadErrorKind::NotFound => "thread_not_found",
-                ThreadErrorKind::Busy => "thread_busy",
-                ThreadErrorKind::Incompatible => "thread_incompatible",
-                ThreadErrorKind::LeaseLost => "thread_lease_lost",
-                ThreadErrorKind::CheckpointMissing => "thread_checkpoint_missing",
-                ThreadErrorKind::AlreadyExists => "thread_already_exists",
-                ThreadErrorKind::ResumeRejected => "resume_rejected",
-                ThreadErrorKind::Store => "thread_store_error",
-            }
-            .into(),
+            Error::Thread { kind, .. } => kind.code().into(),
             Error::Config(c) => match c {
                 ConfigError::InvalidDriverConfig(_) => "invalid_driver_config",
                 ConfigError::InvalidPolicy(_) => "invalid_policy",

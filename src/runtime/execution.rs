@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::broker::Broker;
 use super::decide::Decider;
-use super::error::{Error, FailureReason, RunError};
+use super::error::{Error, FailureReason, RunError, ThreadErrorKind};
 use super::event::{Done, Payload, RunFinished, RunStarted};
 use super::messages::MessageQueue;
 use super::options::Resolved;
@@ -27,33 +27,50 @@ use super::structured::{OutputMode, OutputSpec, extract_json};
 use super::verdict::{Confirmed, Verdict};
 use crate::driver::{
     Ack, Boundary, Checkpoint, ContinueMode, DecisionSink, Driver, EventSink, FailureCode, JsonMap,
-    MessageCaps, MessageFailure, OutputSchema, RawStreams, Request, Response, RunIo, SessionPlan, Usage,
+    MessageCaps, MessageFailure, Notice, OutputSchema, Request, Response, RunIo, SessionPlan, notice_kind,
 };
 
 /// How long a driver may take to return after cancellation before it is abandoned.
 const DRIVER_STOP_GRACE: Duration = Duration::from_secs(10);
+/// The bound of the one-time CLI version probe behind a MinVersion.
+const VERSION_PROBE_BOUND: Duration = Duration::from_secs(10);
 
-/// What a thread's preparation decided.
+/// What a thread's plan decided.
 pub(crate) struct Prepared {
     /// Fresh, resume or fork.
     pub session: SessionPlan,
     /// Recovery context prepended to the prompt of a fresh session.
     pub prefix: String,
-    /// The starting prompt's id was already delivered: complete with zero turns.
-    pub duplicate: bool,
+}
+
+/// Why a thread's finalize turned the outcome into an infrastructure failure.
+#[derive(Debug)]
+pub(crate) struct FinalizeError {
+    pub message: String,
+    /// The thread sentinel it is (lease lost, checkpoint missing, fork target taken).
+    pub kind: Option<ThreadErrorKind>,
+}
+
+impl FinalizeError {
+    pub(crate) fn thread(kind: ThreadErrorKind, message: impl Into<String>) -> Self {
+        FinalizeError {
+            message: message.into(),
+            kind: Some(kind),
+        }
+    }
 }
 
 /// What a thread plugs into an execution.
 #[async_trait::async_trait]
 pub(crate) trait ExecutionHooks: Send + Sync {
-    /// Takes ownership (leases), resolves the record and decides the session plan. An error ends
-    /// the execution before the driver is entered (a plain thread error, not a run failure).
-    async fn prepare(
-        &self,
-        broker: &Broker,
-        verdict: &Verdict,
-        cancel: &CancellationToken,
-    ) -> Result<Prepared, Error>;
+    /// Takes ownership (leases), resolves the records and checks the starting prompt's receipt:
+    /// `true` when it was already delivered (the execution completes with zero turns). An error ends
+    /// the execution before anything is leased (a plain thread error, not a run failure).
+    async fn prepare(&self, verdict: &Verdict, cancel: &CancellationToken) -> Result<bool, Error>;
+
+    /// Decides the session plan once the runtime services published (`published` fingerprints what
+    /// they publish). An error refuses the execution before driver entry (a plain thread error).
+    async fn plan(&self, broker: &Broker, published: &str) -> Result<Prepared, Error>;
 
     /// Always called last: stops lease renewal and releases ownership.
     async fn release(&self, broker: &Broker);
@@ -71,7 +88,7 @@ pub(crate) trait ExecutionHooks: Send + Sync {
         checkpoint: Option<&Checkpoint>,
         result: &RunResult,
         delivered: &[String],
-    ) -> Result<(), String>;
+    ) -> Result<(), FinalizeError>;
 }
 
 /// Everything an execution needs.
@@ -107,6 +124,8 @@ pub(crate) struct Execution {
     pub workspace: super::workspace::WorkspacePlan,
     /// The runtime services: the manager's desired specs and the run service providers.
     pub services: super::services::ServicePlan,
+    /// The Agent's once-probed CLI version (for a MinVersion in the message capability).
+    pub cli_version: Arc<tokio::sync::OnceCell<Option<String>>>,
 }
 
 fn reason_for(code: &FailureCode) -> FailureReason {
@@ -119,40 +138,31 @@ fn reason_for(code: &FailureCode) -> FailureReason {
     }
 }
 
+/// The execution's aggregate over its driver invocations (the fold rule of [`RunResult::fold`],
+/// shared with `compose_results`) and the last valid checkpoint.
 #[derive(Default)]
 struct Aggregate {
-    text: String,
-    summary: String,
-    model: String,
-    provider: String,
-    usage: Option<Usage>,
-    metadata: std::collections::BTreeMap<String, String>,
-    raw: RawStreams,
-    transcript: Vec<crate::driver::TranscriptItem>,
-    structured: Option<serde_json::Value>,
+    acc: RunResult,
     checkpoint: Option<Checkpoint>,
 }
 
 impl Aggregate {
     fn absorb(&mut self, r: &Response) {
-        self.text.clone_from(&r.text);
-        if !r.summary.is_empty() {
-            self.summary.clone_from(&r.summary);
-        }
-        if !r.model.is_empty() {
-            self.model.clone_from(&r.model);
-        }
-        if !r.provider.is_empty() {
-            self.provider.clone_from(&r.provider);
-        }
-        self.usage = Usage::sum(self.usage, r.usage);
-        self.metadata
-            .extend(r.metadata.iter().map(|(k, v)| (k.clone(), v.clone())));
-        self.raw.append(&r.raw);
-        self.transcript.extend(r.transcript.iter().cloned());
-        if r.structured.is_some() {
-            self.structured.clone_from(&r.structured);
-        }
+        let mut part = RunResult {
+            // Each invocation is at least one provider turn: its text is the latest answer.
+            turns: 1,
+            text: r.text.clone(),
+            summary: r.summary.clone(),
+            model: r.model.clone(),
+            provider: r.provider.clone(),
+            usage: r.usage,
+            metadata: r.metadata.clone(),
+            ..Default::default()
+        };
+        part.raw = r.raw.clone();
+        part.transcript.clone_from(&r.transcript);
+        part.structured.clone_from(&r.structured);
+        self.acc.fold(&part);
         if let Some(c) = &r.checkpoint
             && c.valid
         {
@@ -248,6 +258,7 @@ impl Execution {
         let mut candidates = Vec::new();
         if let Some(f) = &r.failure {
             candidates.push(Confirmed {
+                thread: (f.code == FailureCode::ResumeRejected).then_some(ThreadErrorKind::ResumeRejected),
                 reason: reason_for(&f.code),
                 message: f.message.clone(),
                 details: {
@@ -264,6 +275,7 @@ impl Execution {
             && !exit.success()
         {
             candidates.push(Confirmed {
+                thread: None,
                 reason: FailureReason::AgentError,
                 message: match (exit.code, exit.signal) {
                     (_, Some(sig)) => format!("provider process killed by signal {sig}"),
@@ -276,6 +288,91 @@ impl Execution {
         if !candidates.is_empty() {
             self.verdict.confirm_best(candidates);
         }
+    }
+
+    /// The CLI version, probed once per Agent through the driver's environment probe (bounded);
+    /// `None` when unknown.
+    async fn cli_version(&self) -> Option<String> {
+        let probe = self.cli_version.get_or_init(|| async {
+            match tokio::time::timeout(VERSION_PROBE_BOUND, self.driver.environment()).await {
+                Ok(Ok(report)) => report.version,
+                _ => None,
+            }
+        });
+        tokio::select! {
+            v = probe => v.clone(),
+            _ = self.cancel.cancelled() => None,
+        }
+    }
+
+    /// The message capability of this execution: the driver's resolution for its first request,
+    /// with in-run delivery trimmed (one notice) below a known MinVersion, kept with a warning
+    /// notice when the version is unknown.
+    async fn resolve_caps(&self, request: &Request) -> MessageCaps {
+        let caps = self.driver.resolve_messages(request);
+        let Some(min) = caps.min_version.clone().filter(|_| caps.delivers_in_run()) else {
+            return caps;
+        };
+        match self.cli_version().await {
+            Some(v) if crate::driver::inspect::version_older(&v, &min) => {
+                let resumable = self.driver.descriptor().sessions.resume;
+                let trimmed = caps.without_in_run(resumable);
+                self.broker.publish_critical(
+                    Payload::Notice(
+                        Notice::new(
+                            notice_kind::LIFECYCLE,
+                            format!(
+                                "the CLI version {v} is older than {min}: supplemental input is delivered \
+                                 at turn ends through a checkpoint resume"
+                            ),
+                        )
+                        .with_meta("code", "messages_below_min_version")
+                        .with_data("version", v.as_str())
+                        .with_data("min_version", min.as_str()),
+                    ),
+                    None,
+                );
+                trimmed
+            }
+            Some(_) => caps,
+            None => {
+                self.broker.publish_critical(
+                    Payload::Notice(
+                        Notice::new(
+                            notice_kind::LIFECYCLE,
+                            format!(
+                                "the CLI version is unknown: keeping the declared message support \
+                                 (verified from {min})"
+                            ),
+                        )
+                        .with_data("warning", "cli_version_unknown")
+                        .with_data("min_version", min.as_str()),
+                    ),
+                    None,
+                );
+                caps
+            }
+        }
+    }
+
+    /// Ends a refused execution: `RunFinished` (failed) and `Done` with the plain error `e`.
+    fn refuse(&mut self, thread_id: String, e: Error) {
+        let finished = RunFinished {
+            run_id: self.run_id.clone(),
+            thread_id,
+            usage: None,
+            failed: true,
+            reason: String::new(),
+            message: e.to_string(),
+        };
+        let outcome: RunOutcome = Err(e);
+        // The profile claim ends before anyone can see the outcome (a next send may resync).
+        self.profile = None;
+        self.outcome_tx.send_replace(Some(outcome.clone()));
+        self.broker.finish(
+            vec![Payload::RunFinished(finished), Payload::Done(Done { outcome })],
+            false,
+        );
     }
 
     /// Runs the execution and publishes the terminal sequence.
@@ -318,8 +415,10 @@ impl Execution {
             broker: self.broker.clone(),
             queue: self.queue.clone(),
             run_id: self.run_id.clone(),
-            continuation: self.caps.continue_mode != ContinueMode::None
-                || self.caps.boundaries.contains(&Boundary::TurnEnd),
+            continuation: std::sync::atomic::AtomicBool::new(
+                self.caps.continue_mode != ContinueMode::None
+                    || self.caps.boundaries.contains(&Boundary::TurnEnd),
+            ),
             turns_in_invocation: Default::default(),
         });
         let decider = Arc::new(Decider {
@@ -338,18 +437,14 @@ impl Execution {
             cancel: self.cancel.clone(),
         };
 
-        let prepared = match &self.hooks {
-            None => Ok(Prepared {
-                session: SessionPlan::Fresh,
-                prefix: String::new(),
-                duplicate: false,
-            }),
-            Some(h) => h.prepare(&self.broker, &self.verdict, &self.cancel).await,
+        let duplicate = match &self.hooks {
+            None => Ok(false),
+            Some(h) => h.prepare(&self.verdict, &self.cancel).await,
         };
-        let prepared = match prepared {
-            Ok(p) => p,
+        let duplicate = match duplicate {
+            Ok(d) => d,
             Err(e) => {
-                // Refused before driver entry: a plain error, no run verdict, nothing started.
+                // Refused before anything was leased: a plain error, no run verdict, nothing started.
                 if let Some(h) = &self.hooks {
                     h.release(&self.broker).await;
                 }
@@ -358,28 +453,13 @@ impl Execution {
                 if let Some(t) = timer {
                     t.abort();
                 }
-                let finished = RunFinished {
-                    run_id: self.run_id.clone(),
-                    thread_id,
-                    usage: None,
-                    failed: true,
-                    reason: String::new(),
-                    message: e.to_string(),
-                };
-                let outcome: RunOutcome = Err(e);
-                // The profile claim ends before anyone can see the outcome (a next send may resync).
-                self.profile = None;
-                self.outcome_tx.send_replace(Some(outcome.clone()));
-                self.broker.finish(
-                    vec![Payload::RunFinished(finished), Payload::Done(Done { outcome })],
-                    false,
-                );
+                self.refuse(thread_id, e);
                 return;
             }
         };
         // The workspace lease: before driver entry; a failure fails the run without entering it.
         let mut lease = None;
-        if !prepared.duplicate {
+        if !duplicate {
             match self
                 .workspace
                 .lease(
@@ -442,6 +522,21 @@ impl Execution {
             }
             services = Some(live);
         }
+        // The thread's session plan, now that the services' publication is known.
+        let mut refusal: Option<Error> = None;
+        let mut prepared = Prepared {
+            session: SessionPlan::Fresh,
+            prefix: String::new(),
+        };
+        if ready && let Some(h) = &self.hooks {
+            match h.plan(&self.broker, &published.fingerprint()).await {
+                Ok(p) => prepared = p,
+                Err(e) => {
+                    ready = false;
+                    refusal = Some(e);
+                }
+            }
+        }
         let preamble = services.as_ref().map(RunServices::preamble).unwrap_or_default();
         let mut agg = Aggregate::default();
         let mut entered = false;
@@ -449,6 +544,15 @@ impl Execution {
             entered = true;
             let mut session = prepared.session.clone();
             let mut prompt = format!("{}{preamble}{}", prepared.prefix, self.prompt);
+            // The driver's message capability for this execution, resolved at launch.
+            let caps = self
+                .resolve_caps(&self.request(prompt.clone(), session.clone(), &cwd, &published))
+                .await;
+            pipeline.continuation.store(
+                caps.continue_mode != ContinueMode::None || caps.boundaries.contains(&Boundary::TurnEnd),
+                Ordering::SeqCst,
+            );
+            self.queue.set_caps(caps.clone());
             let mut fresh_retry_used = false;
             let mut pending_claims: Vec<crate::driver::ClaimedMessage> = Vec::new();
             loop {
@@ -459,15 +563,42 @@ impl Execution {
                         io.clone(),
                     )
                     .await;
-                // A resume rejection may fall back to one fresh session.
-                if let Some(f) = &resp.failure
-                    && f.code == FailureCode::ResumeRejected
+                let rejected = resp
+                    .failure
+                    .as_ref()
+                    .filter(|f| f.code == FailureCode::ResumeRejected && !self.cancel.is_cancelled());
+                // A resume rejected while continuing with queued input: the starting prompt was
+                // delivered already (it is never sent again) and the claimed input was not (it fails).
+                if let Some(f) = rejected
+                    && !pending_claims.is_empty()
+                {
+                    agg.acc.raw.append(&resp.raw);
+                    for claim in pending_claims.drain(..) {
+                        claim.ack(Ack::Failed(MessageFailure::ProviderRejected));
+                    }
+                    self.broker.publish_critical(
+                        Payload::Notice(
+                            Notice::new(
+                                notice_kind::LIFECYCLE,
+                                format!(
+                                    "the provider rejected resuming the session to continue with queued \
+                                     input ({}); the input was not delivered",
+                                    f.message
+                                ),
+                            )
+                            .with_meta("code", "continuation_resume_rejected"),
+                        ),
+                        None,
+                    );
+                    break;
+                }
+                // A resume rejection of the first invocation may fall back to one fresh session.
+                if let Some(f) = rejected
                     && !fresh_retry_used
-                    && !self.cancel.is_cancelled()
                     && let Some(hooks) = &self.hooks
                 {
                     fresh_retry_used = true;
-                    agg.raw.append(&resp.raw);
+                    agg.acc.raw.append(&resp.raw);
                     if let Some((plan, prefix)) = hooks.on_resume_rejected(&self.broker, &f.message).await {
                         session = plan;
                         prompt = format!("{prefix}{preamble}{}", self.prompt);
@@ -496,11 +627,11 @@ impl Execution {
                 }
                 // Turn-end continuation through resume, driven by the core.
                 if ok
-                    && self.caps.continue_mode == ContinueMode::Resume
+                    && caps.continue_mode == ContinueMode::Resume
                     && self.queue.turns() < self.queue.max_turns()
                     && let Some(cp) = agg.checkpoint.clone()
                 {
-                    let claims = self.queue.port().claim(Boundary::TurnEnd);
+                    let claims = self.queue.claim_for_continuation();
                     if !claims.is_empty() {
                         prompt = claims
                             .iter()
@@ -531,9 +662,9 @@ impl Execution {
             && self.verdict.get().is_none()
             && let Some((spec, mode)) = &self.output
         {
-            let value = match (mode, &agg.structured) {
+            let value = match (mode, &agg.acc.structured) {
                 (OutputMode::Native, Some(v)) => Ok(v.clone()),
-                _ => extract_json(&agg.text),
+                _ => extract_json(&agg.acc.text),
             };
             match value.and_then(|v| spec.validate(&v).map(|_| v)) {
                 Ok(v) => structured = Some(v),
@@ -560,18 +691,19 @@ impl Execution {
         for v in self.queue.violations() {
             self.verdict.add_cause(format!("driver protocol violation: {v}"));
         }
-        let mut transcript = agg.transcript;
+        let acc = std::mem::take(&mut agg.acc);
+        let mut transcript = acc.transcript;
         transcript.extend(self.queue.delivered_transcript());
         let mut result = RunResult {
             turns: self.queue.turns(),
             run_id: self.run_id.clone(),
-            model: agg.model,
-            provider: agg.provider,
-            text: agg.text,
-            summary: agg.summary,
-            usage: agg.usage,
-            metadata: agg.metadata,
-            raw: agg.raw,
+            model: acc.model,
+            provider: acc.provider,
+            text: acc.text,
+            summary: acc.summary,
+            usage: acc.usage,
+            metadata: acc.metadata,
+            raw: acc.raw,
             transcript,
             services: Vec::new(),
             structured,
@@ -596,8 +728,18 @@ impl Execution {
                 )
                 .await
             {
-                self.verdict
-                    .confirm(FailureReason::InfrastructureError, e, JsonMap::new());
+                match e.kind {
+                    Some(kind) => self.verdict.confirm_thread(
+                        FailureReason::InfrastructureError,
+                        kind,
+                        e.message,
+                        JsonMap::new(),
+                    ),
+                    None => {
+                        self.verdict
+                            .confirm(FailureReason::InfrastructureError, e.message, JsonMap::new())
+                    }
+                };
             }
             hooks.release(&self.broker).await;
         }
@@ -632,6 +774,12 @@ impl Execution {
         if let Some(t) = timer {
             t.abort();
         }
+        if let Some(e) = refusal {
+            // The thread refused the plan after the services were ensured: they and the workspace
+            // are cleaned up above; the outcome is the plain thread error.
+            self.refuse(thread_id, e);
+            return;
+        }
         let result = Arc::new(result);
         let outcome: RunOutcome = match self.verdict.get() {
             None => Ok(result.clone()),
@@ -641,6 +789,7 @@ impl Execution {
                 details: c.details,
                 result: result.clone(),
                 causes: self.verdict.causes(),
+                thread: c.thread,
             }))),
         };
         let finished = RunFinished {

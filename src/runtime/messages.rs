@@ -1,5 +1,7 @@
-//! The supplemental-message queue of one execution: admission, framing, claims at boundaries,
-//! exactly-once settlement, turn accounting and final outcomes.
+//! The supplemental-message queue of one execution: admission (with the thread's receipts: an id
+//! already delivered on the thread is a duplicate), framing, withdrawal by the send's cancellation
+//! while unclaimed, claims at the boundaries of the resolved capability, exactly-once settlement,
+//! turn accounting and final outcomes.
 
 use std::collections::{HashSet, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -12,9 +14,9 @@ use super::error::{MessageError, MessageErrorKind};
 use super::event::{MessageUpdate, Payload};
 use super::result::{MessageOutcome, MessageState};
 use crate::driver::{
-    Ack, Author, AuthorKind, Boundary, ClaimFields, ClaimedMessage, MessageBackend, MessageCaps,
-    MessageContext, MessageFailure, MessagePolicy, Notice, Pending, Timing, TranscriptItem, TranscriptKind,
-    TranscriptMessage, notice_kind,
+    Ack, Author, AuthorKind, Boundary, ClaimFields, ClaimedMessage, ContinueMode, MessageBackend,
+    MessageCaps, MessageContext, MessageFailure, MessagePolicy, Notice, Pending, Timing, TranscriptItem,
+    TranscriptKind, TranscriptMessage, notice_kind,
 };
 
 /// Message options resolved for one send.
@@ -24,6 +26,16 @@ pub(crate) struct MessageAttrs {
     pub from: Option<Author>,
     pub timing: Timing,
 }
+
+/// The thread whose receipts make message ids thread-scoped idempotency keys.
+pub(crate) struct ReceiptScope {
+    pub store: Arc<dyn crate::store::ThreadStore>,
+    pub tenant: String,
+    pub key: String,
+}
+
+/// The mechanism reported for an id the thread already delivered in an earlier execution.
+pub(crate) const DUPLICATE: &str = "duplicate";
 
 struct Entry {
     id: String,
@@ -38,6 +50,8 @@ struct Entry {
     mechanism: String,
     reason: Option<MessageFailure>,
     possible_duplicate: bool,
+    /// Delivered in an earlier execution of the thread: reported, never claimed.
+    duplicate: bool,
 }
 
 #[derive(Default)]
@@ -47,7 +61,8 @@ struct QState {
     seen: HashSet<String>,
     closed: bool,
     turns_completed: u32,
-    delivered_since_turn: Vec<String>,
+    /// Entries delivered since the last turn end (indices: admission order).
+    delivered_since_turn: Vec<usize>,
     limit_notice_sent: bool,
     violations: Vec<String>,
     transcript: Vec<TranscriptItem>,
@@ -60,9 +75,13 @@ pub(crate) struct MessageQueue {
     space: Notify,
     broker: Arc<Broker>,
     policy: MessagePolicy,
-    caps: MessageCaps,
+    /// The static descriptor's capability until launch, then the driver's resolved one.
+    caps: Mutex<MessageCaps>,
     max_turns: u32,
     run_cancel: CancellationToken,
+    /// Cancelled when admission closes (ends the withdrawal watchers).
+    closed: CancellationToken,
+    receipts: Option<ReceiptScope>,
 }
 
 const WRAP_UP: &str =
@@ -106,11 +125,23 @@ pub(crate) fn default_framing(ctx: &MessageContext) -> String {
 }
 
 impl MessageQueue {
+    #[cfg(test)]
     pub(crate) fn new(
         broker: Arc<Broker>,
         policy: MessagePolicy,
         caps: MessageCaps,
         run_cancel: CancellationToken,
+    ) -> Arc<Self> {
+        Self::with_receipts(broker, policy, caps, run_cancel, None)
+    }
+
+    /// A queue whose ids are checked against `receipts` (a thread's earlier deliveries).
+    pub(crate) fn with_receipts(
+        broker: Arc<Broker>,
+        policy: MessagePolicy,
+        caps: MessageCaps,
+        run_cancel: CancellationToken,
+        receipts: Option<ReceiptScope>,
     ) -> Arc<Self> {
         let max_turns = policy.effective_max_turns();
         Arc::new(MessageQueue {
@@ -119,10 +150,56 @@ impl MessageQueue {
             space: Notify::new(),
             broker,
             policy,
-            caps,
+            caps: Mutex::new(caps),
             max_turns,
             run_cancel,
+            closed: CancellationToken::new(),
+            receipts,
         })
+    }
+
+    fn caps(&self) -> MessageCaps {
+        self.caps.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Installs the driver's resolved capability at launch. Queued input it cannot deliver (a timing
+    /// it lacks, a framed size over its limit) fails with `provider_rejected`, keeping its text.
+    pub(crate) fn set_caps(&self, caps: MessageCaps) {
+        let mut failed = Vec::new();
+        {
+            let mut st = self.lock();
+            let mut keep = VecDeque::new();
+            while let Some(i) = st.unclaimed.pop_front() {
+                let e = &st.entries[i];
+                let fits = caps.max_units == 0 || e.framed.len() as u64 <= caps.max_units;
+                if fits && timing_supported(&caps, e.timing) {
+                    keep.push_back(i);
+                    continue;
+                }
+                let e = &mut st.entries[i];
+                e.state = MessageState::Failed;
+                e.reason = Some(MessageFailure::ProviderRejected);
+                failed.push((e.id.clone(), e.original.clone()));
+            }
+            st.unclaimed = keep;
+            *self.caps.lock().unwrap_or_else(|p| p.into_inner()) = caps;
+        }
+        for (id, text) in failed {
+            self.broker.publish_critical(
+                Payload::MessageUpdate(MessageUpdate {
+                    id,
+                    state: MessageState::Failed,
+                    turn: 0,
+                    boundary: String::new(),
+                    mechanism: String::new(),
+                    reason: Some(MessageFailure::ProviderRejected),
+                    text,
+                }),
+                None,
+            );
+        }
+        self.space.notify_waiters();
+        self.bump();
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, QState> {
@@ -155,15 +232,18 @@ impl MessageQueue {
         }
     }
 
-    /// Admits a supplemental message. `Ok` means admission, not delivery.
+    /// Admits a supplemental message. `Ok` means admission, not delivery. While `cancel` is set and
+    /// fires before the message is claimed, the message is withdrawn (failed `cancelled`); a claimed
+    /// message is settled by the driver. An id the thread already delivered in an earlier execution
+    /// is reported (a `Delivered` update with mechanism `duplicate`, turn 0) and not queued.
     pub(crate) async fn admit(
-        &self,
+        self: &Arc<Self>,
         text: String,
         attrs: MessageAttrs,
         cancel: Option<CancellationToken>,
     ) -> Result<String, MessageError> {
-        let id = attrs
-            .id
+        let explicit = attrs.id.clone().filter(|id| !id.is_empty());
+        let id = explicit
             .clone()
             .unwrap_or_else(|| format!("msg-{}", uuid::Uuid::now_v7()));
         let err = |kind| MessageError {
@@ -174,12 +254,8 @@ impl MessageQueue {
         if self.policy.disabled {
             return Err(err(MessageErrorKind::Disabled));
         }
-        let supported = match attrs.timing {
-            Timing::Interrupt => self.caps.interrupt,
-            Timing::AfterTurn => self.caps.accepts_after_turn(),
-            Timing::Soon => self.caps.accepts_any(),
-        };
-        if !supported {
+        let caps = self.caps();
+        if !timing_supported(&caps, attrs.timing) {
             return Err(err(MessageErrorKind::Unsupported(format!(
                 "the driver cannot deliver {:?} messages",
                 attrs.timing
@@ -193,12 +269,19 @@ impl MessageQueue {
             timing: attrs.timing,
         };
         let framed = self.frame(&ctx);
-        if self.caps.max_units > 0 && framed.len() as u64 > self.caps.max_units {
+        if caps.max_units > 0 && framed.len() as u64 > caps.max_units {
             return Err(err(MessageErrorKind::TooLarge {
                 size: framed.len() as u64,
-                max: self.caps.max_units,
+                max: caps.max_units,
             }));
         }
+        // An explicit id the thread already delivered: a duplicate (a store failure admits it).
+        let delivered_before = match (&self.receipts, &explicit) {
+            (Some(r), Some(id)) if !self.lock().seen.contains(id) => {
+                r.store.has_receipt(&r.tenant, &r.key, id).await.unwrap_or(false)
+            }
+            _ => false,
+        };
         let limit = self.policy.effective_max_pending();
         loop {
             let notified = self.space.notified();
@@ -210,6 +293,41 @@ impl MessageQueue {
                     return Err(err(MessageErrorKind::RunFinished));
                 }
                 if st.seen.contains(&id) {
+                    return Ok(id);
+                }
+                if cancel.as_ref().is_some_and(CancellationToken::is_cancelled) {
+                    return Err(err(MessageErrorKind::Cancelled));
+                }
+                if delivered_before {
+                    st.seen.insert(id.clone());
+                    st.entries.push(Entry {
+                        id: id.clone(),
+                        original: text.clone(),
+                        framed,
+                        from,
+                        timing: attrs.timing,
+                        state: MessageState::Delivered,
+                        claimed: false,
+                        turn: 0,
+                        boundary: String::new(),
+                        mechanism: DUPLICATE.into(),
+                        reason: None,
+                        possible_duplicate: false,
+                        duplicate: true,
+                    });
+                    drop(st);
+                    self.broker.publish_critical(
+                        Payload::MessageUpdate(MessageUpdate {
+                            id: id.clone(),
+                            state: MessageState::Delivered,
+                            turn: 0,
+                            boundary: String::new(),
+                            mechanism: DUPLICATE.into(),
+                            reason: None,
+                            text: String::new(),
+                        }),
+                        None,
+                    );
                     return Ok(id);
                 }
                 if st.unclaimed.len() < limit {
@@ -228,6 +346,7 @@ impl MessageQueue {
                         mechanism: String::new(),
                         reason: None,
                         possible_duplicate: false,
+                        duplicate: false,
                     });
                     st.unclaimed.push_back(idx);
                     drop(st);
@@ -244,6 +363,9 @@ impl MessageQueue {
                         None,
                     );
                     self.bump();
+                    if let Some(cancel) = cancel {
+                        self.watch_withdrawal(idx, cancel);
+                    }
                     return Ok(id);
                 }
             }
@@ -256,6 +378,50 @@ impl MessageQueue {
         }
     }
 
+    /// Withdraws entry `idx` when `cancel` fires while it is unclaimed (until admission closes).
+    fn watch_withdrawal(self: &Arc<Self>, idx: usize, cancel: CancellationToken) {
+        let queue = Arc::downgrade(self);
+        let closed = self.closed.clone();
+        tokio::spawn(async move {
+            tokio::select! {
+                _ = cancel.cancelled() => {
+                    if let Some(q) = queue.upgrade() {
+                        q.withdraw(idx);
+                    }
+                }
+                _ = closed.cancelled() => {}
+            }
+        });
+    }
+
+    /// Fails entry `idx` as cancelled if it is still queued and unclaimed.
+    fn withdraw(&self, idx: usize) {
+        let mut st = self.lock();
+        let Some(pos) = st.unclaimed.iter().position(|&i| i == idx) else {
+            return;
+        };
+        if st.entries[idx].claimed || st.entries[idx].state != MessageState::Accepted {
+            return;
+        }
+        st.unclaimed.remove(pos);
+        let e = &mut st.entries[idx];
+        e.state = MessageState::Failed;
+        e.reason = Some(MessageFailure::Cancelled);
+        let update = MessageUpdate {
+            id: e.id.clone(),
+            state: MessageState::Failed,
+            turn: 0,
+            boundary: e.boundary.clone(),
+            mechanism: String::new(),
+            reason: Some(MessageFailure::Cancelled),
+            text: e.original.clone(),
+        };
+        drop(st);
+        self.broker.publish_critical(Payload::MessageUpdate(update), None);
+        self.space.notify_waiters();
+        self.bump();
+    }
+
     /// Records a completed provider turn; returns its number, the messages delivered into it, and
     /// the `limit.approaching` notice to publish after the turn's `TurnEnd` when the threshold is
     /// reached.
@@ -263,7 +429,11 @@ impl MessageQueue {
         let mut st = self.lock();
         st.turns_completed += 1;
         let turn = st.turns_completed;
-        let ids = std::mem::take(&mut st.delivered_since_turn);
+        // In admission order, whatever order the driver acknowledged in.
+        let mut delivered = std::mem::take(&mut st.delivered_since_turn);
+        delivered.sort_unstable();
+        delivered.dedup();
+        let ids: Vec<String> = delivered.iter().map(|&i| st.entries[i].id.clone()).collect();
         let m = self.max_turns;
         let threshold = (m.saturating_mul(4).div_ceil(5)).min(m.saturating_sub(1));
         let notice = m >= 2 && continuation_available && !st.limit_notice_sent && turn >= threshold;
@@ -289,6 +459,7 @@ impl MessageQueue {
 
     /// Closes admission and fails every undelivered message with `reason`.
     pub(crate) fn close(&self, reason: MessageFailure) {
+        self.closed.cancel();
         let mut st = self.lock();
         st.closed = true;
         let at_limit = st.turns_completed >= self.max_turns;
@@ -356,12 +527,12 @@ impl MessageQueue {
         self.lock().transcript.clone()
     }
 
-    /// Ids delivered so far (receipts).
+    /// Ids delivered in this execution (receipts; earlier deliveries reported as duplicates are not).
     pub(crate) fn delivered_ids(&self) -> Vec<String> {
         self.lock()
             .entries
             .iter()
-            .filter(|e| e.state == MessageState::Delivered)
+            .filter(|e| e.state == MessageState::Delivered && !e.duplicate)
             .map(|e| e.id.clone())
             .collect()
     }
@@ -405,6 +576,30 @@ impl MessageBackend for MessageQueue {
     }
 
     fn claim(self: Arc<Self>, boundary: Boundary) -> Vec<ClaimedMessage> {
+        // The driver claims only at boundaries its resolved capability declares.
+        if !boundary_declared(&self.caps(), boundary) {
+            return Vec::new();
+        }
+        self.claim_any(boundary)
+    }
+
+    fn settle(&self, id: &str, boundary: Boundary, ack: Ack) {
+        self.settle_claim(id, boundary, ack);
+    }
+
+    fn unsettled(&self, id: &str, boundary: Boundary) {
+        self.unsettled_claim(id, boundary);
+    }
+}
+
+impl MessageQueue {
+    /// The core's own turn-end claim (resume continuation), whatever the driver's boundaries.
+    pub(crate) fn claim_for_continuation(self: &Arc<Self>) -> Vec<ClaimedMessage> {
+        self.clone().claim_any(Boundary::TurnEnd)
+    }
+
+    fn claim_any(self: Arc<Self>, boundary: Boundary) -> Vec<ClaimedMessage> {
+        let caps = self.caps();
         let mut st = self.lock();
         if st.closed {
             return Vec::new();
@@ -430,7 +625,7 @@ impl MessageBackend for MessageQueue {
             let e = &mut st.entries[i];
             e.claimed = true;
             let mut text = e.framed.clone();
-            let fits = self.caps.max_units == 0 || (text.len() + WRAP_UP.len()) as u64 <= self.caps.max_units;
+            let fits = caps.max_units == 0 || (text.len() + WRAP_UP.len()) as u64 <= caps.max_units;
             if wrap_up && n == last && fits {
                 text.push_str(WRAP_UP);
             }
@@ -454,7 +649,7 @@ impl MessageBackend for MessageQueue {
             .collect()
     }
 
-    fn settle(&self, id: &str, boundary: Boundary, ack: Ack) {
+    fn settle_claim(&self, id: &str, boundary: Boundary, ack: Ack) {
         let mut st = self.lock();
         let Some(i) = Self::find_claimed(&st, id) else {
             st.violations
@@ -479,7 +674,7 @@ impl MessageBackend for MessageQueue {
                     text: e.original.clone(),
                 });
                 st.transcript.push(item);
-                st.delivered_since_turn.push(id.to_owned());
+                st.delivered_since_turn.push(i);
                 MessageUpdate {
                     id: id.to_owned(),
                     state: MessageState::Delivered,
@@ -526,7 +721,7 @@ impl MessageBackend for MessageQueue {
         self.bump();
     }
 
-    fn unsettled(&self, id: &str, boundary: Boundary) {
+    fn unsettled_claim(&self, id: &str, boundary: Boundary) {
         let mut st = self.lock();
         st.violations.push(format!(
             "message {id} claimed at {boundary} was dropped without an ack"
@@ -539,10 +734,30 @@ impl MessageBackend for MessageQueue {
     }
 }
 
+/// Whether `caps` can take input of `timing` at all.
+fn timing_supported(caps: &MessageCaps, timing: Timing) -> bool {
+    match timing {
+        Timing::Interrupt => caps.interrupt,
+        Timing::AfterTurn => caps.accepts_after_turn(),
+        Timing::Soon => caps.accepts_any(),
+    }
+}
+
+/// Whether a driver with `caps` may claim at `boundary`: declared boundaries, interrupts when it
+/// declares them, and turn ends when it continues in-run (a core-driven resume claims for itself).
+fn boundary_declared(caps: &MessageCaps, boundary: Boundary) -> bool {
+    match boundary {
+        Boundary::InTurn => caps.boundaries.contains(&Boundary::InTurn),
+        Boundary::Interrupt => caps.interrupt || caps.boundaries.contains(&Boundary::Interrupt),
+        Boundary::TurnEnd => {
+            caps.boundaries.contains(&Boundary::TurnEnd) || caps.continue_mode == ContinueMode::InRun
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::driver::ContinueMode;
 
     fn queue(caps: MessageCaps, policy: MessagePolicy) -> Arc<MessageQueue> {
         let broker = Arc::new(Broker::new("r", "", 64, false));
@@ -711,15 +926,6 @@ mod tests {
         );
         q.close(MessageFailure::RunFailed);
         assert_eq!(q.outcomes()[0].reason, Some(MessageFailure::LimitExceeded));
-    }
-
-    #[test]
-    fn limit_threshold_formula() {
-        // min(ceil(0.8*M), M-1)
-        for (m, expect) in [(2u32, 1u32), (5, 4), (10, 8), (20, 16), (3, 2)] {
-            let t = (m * 4).div_ceil(5).min(m - 1);
-            assert_eq!(t, expect, "M={m}");
-        }
     }
 
     #[test]

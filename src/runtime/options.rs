@@ -54,6 +54,9 @@ pub(crate) struct Shared {
     /// Profile resources merged over the Agent's for one call (call scope only: the Agent's come
     /// from `AgentBuilder::profile_resources`).
     pub profile_resources: crate::profile::Resources,
+    /// A composite runner's cap on the inherited message turn budget (call scope only:
+    /// [`CallOptions::cap_message_turns`]).
+    pub message_turn_cap: Option<u32>,
 }
 
 /// Generates the shared option setters on a type with a `shared: Shared` field; each is the
@@ -67,7 +70,8 @@ macro_rules! shared_options {
                 self
             }
 
-            /// Execution deadline for the whole execution, including continuations.
+            /// Execution deadline for the whole execution, including continuations. A positive value
+            /// bounds it; zero means "no deadline" (it replaces an inherited one with none).
             pub fn timeout(mut self, timeout: std::time::Duration) -> Self {
                 $crate::runtime::settings::SharedSettings::of(&mut self.shared).set_timeout(timeout);
                 self
@@ -196,9 +200,10 @@ impl CallOptions {
         self
     }
 
-    /// The starting prompt's message id (thread-scoped idempotency key).
+    /// The starting prompt's message id (thread-scoped idempotency key); empty generates one.
     pub fn message_id(mut self, id: impl Into<String>) -> Self {
-        self.message.id = Some(id.into());
+        let id = id.into();
+        self.message.id = (!id.is_empty()).then_some(id);
         self
     }
 
@@ -246,19 +251,23 @@ impl CallOptions {
             || s.services.is_some()
             || !s.run_services.0.is_empty()
             || !s.profile_resources.is_empty()
+            || s.message_turn_cap.is_some()
             || self.schema.is_some()
     }
 
-    /// Lowers the message turn budget, preserving every other policy field.
+    /// Lowers the message turn budget of whatever policy the execution inherits (the Agent's, or
+    /// this call's own), preserving every other policy field; it never raises the budget. Composite
+    /// runners apply it after the caller's options. Repeated caps keep the lowest.
     ///
     /// # Panics
     /// When `remaining` is zero (a composite runner bug).
-    pub fn cap_message_turns(mut self, base: &Policy, remaining: u32) -> Self {
+    pub fn cap_message_turns(mut self, remaining: u32) -> Self {
         assert!(remaining > 0, "cap_message_turns needs a positive budget");
-        let mut policy = self.shared.policy.take().unwrap_or_else(|| base.clone());
-        let current = policy.messages.effective_max_turns();
-        policy.messages.max_turns = i64::from(current.min(remaining));
-        self.shared.policy = Some(policy);
+        let cap = self
+            .shared
+            .message_turn_cap
+            .map_or(remaining, |c| c.min(remaining));
+        self.shared.message_turn_cap = Some(cap);
         self
     }
 }
@@ -368,9 +377,19 @@ pub(crate) fn resolve(defaults: &Shared, call: &Shared) -> Result<Resolved, Conf
         Some(h) => h.clone(),
         None => defaults.approval_handler.clone().flatten(),
     };
+    let mut policy = call
+        .policy
+        .clone()
+        .or_else(|| defaults.policy.clone())
+        .unwrap_or_default();
+    if let Some(cap) = call.message_turn_cap {
+        let current = policy.messages.effective_max_turns();
+        policy.messages.max_turns = i64::from(current.min(cap));
+    }
     Ok(Resolved {
         model: call.model.clone().or_else(|| defaults.model.clone()),
-        timeout: call.timeout.or(defaults.timeout),
+        // The nearer scope wins; zero (at whichever scope won) means no deadline.
+        timeout: call.timeout.or(defaults.timeout).filter(|t| !t.is_zero()),
         spawn: call.spawn || defaults.spawn,
         instructions: call
             .instructions
@@ -388,11 +407,7 @@ pub(crate) fn resolve(defaults: &Shared, call: &Shared) -> Result<Resolved, Conf
             .clone()
             .or_else(|| defaults.identity.clone())
             .unwrap_or_default(),
-        policy: call
-            .policy
-            .clone()
-            .or_else(|| defaults.policy.clone())
-            .unwrap_or_default(),
+        policy,
         approval_handler: handler,
         skills,
         mcp: call
@@ -520,12 +535,22 @@ mod tests {
     fn execution_option_detection_and_turn_cap() {
         assert!(!CallOptions::new().message_id("m").has_execution_options());
         assert!(CallOptions::new().model("x").has_execution_options());
-        let capped = CallOptions::new().cap_message_turns(&Policy::default(), 3);
-        let p = capped.shared.policy.unwrap();
-        assert_eq!(p.messages.max_turns, 3);
-        let capped = CallOptions::new().cap_message_turns(&Policy::default(), 50);
+        let inherited = shared(|o| o.policy(Policy::read_only()));
+        let capped = CallOptions::new().cap_message_turns(3);
+        let r = resolve(&inherited, &capped.shared).unwrap();
+        assert_eq!(r.policy.messages.max_turns, 3);
         assert_eq!(
-            capped.shared.policy.unwrap().messages.max_turns,
+            r.policy.sandbox,
+            SandboxLevel::ReadOnly,
+            "the inherited policy is kept"
+        );
+        let capped = CallOptions::new().cap_message_turns(50);
+        assert_eq!(
+            resolve(&inherited, &capped.shared)
+                .unwrap()
+                .policy
+                .messages
+                .max_turns,
             20,
             "never raises the budget"
         );

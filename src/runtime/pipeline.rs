@@ -2,7 +2,7 @@
 //! the turn accounting (`TurnEnd`, the turn-limit notice).
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 use super::broker::{Broker, TryPublish};
 use super::error::ErrorInfo;
@@ -16,7 +16,8 @@ pub(crate) struct Pipeline {
     pub broker: Arc<Broker>,
     pub queue: Arc<MessageQueue>,
     pub run_id: String,
-    pub continuation: bool,
+    /// Turn-end continuation is available (from the resolved message capability).
+    pub continuation: AtomicBool,
     /// TurnCompleted reports seen in the current driver invocation.
     pub turns_in_invocation: AtomicU32,
 }
@@ -38,7 +39,9 @@ impl Pipeline {
     /// Records the end of a provider turn and publishes `TurnEnd`.
     pub(crate) fn turn_end(&self, report: TurnReport) {
         self.turns_in_invocation.fetch_add(1, Ordering::SeqCst);
-        let (turn, ids, notice) = self.queue.turn_completed(self.continuation);
+        let (turn, ids, notice) = self
+            .queue
+            .turn_completed(self.continuation.load(Ordering::SeqCst));
         let result = RunResult {
             turns: 1,
             run_id: self.run_id.clone(),

@@ -177,10 +177,43 @@ impl RunResult {
     }
 }
 
-/// Aggregates child results the way core continuation does: last text/summary/model/provider/
-/// metadata/structured output, summed usage and turns, ordered audit/message/subagent slices,
-/// concatenated raw streams with the last terminal payload. Message turns are rebased onto the
-/// composite sequence.
+impl RunResult {
+    /// Folds one part into this aggregate — the one rule core continuation (each driver invocation
+    /// of an execution) and [`compose_results`] share: the last text (of a part that ran a turn or
+    /// answered), summary, model and provider (last non-empty), metadata merged by key, the last
+    /// structured output together with its validation error, usage and turns summed, transcript
+    /// appended, raw streams concatenated with the last terminal payload.
+    pub(crate) fn fold(&mut self, part: &RunResult) {
+        self.turns += part.turns;
+        if part.turns > 0 || !part.text.is_empty() {
+            self.text.clone_from(&part.text);
+        }
+        if !part.summary.is_empty() {
+            self.summary.clone_from(&part.summary);
+        }
+        if !part.model.is_empty() {
+            self.model.clone_from(&part.model);
+        }
+        if !part.provider.is_empty() {
+            self.provider.clone_from(&part.provider);
+        }
+        self.usage = Usage::sum(self.usage, part.usage);
+        self.metadata
+            .extend(part.metadata.iter().map(|(k, v)| (k.clone(), v.clone())));
+        if part.structured.is_some() || part.structured_error.is_some() {
+            self.structured.clone_from(&part.structured);
+            self.structured_error.clone_from(&part.structured_error);
+        }
+        self.raw.append(&part.raw);
+        self.transcript.extend(part.transcript.iter().cloned());
+    }
+}
+
+/// Aggregates child results exactly the way core continuation does ([`RunResult`]'s fold rule: last
+/// text/summary/model/provider, metadata merged by key, the last structured output with its
+/// validation error, summed usage and turns, concatenated raw streams with the last terminal
+/// payload), plus ordered message/service/subagent slices. Message turns are rebased onto the
+/// composite sequence. The result is detached from the parts.
 pub fn compose_results(run_id: &str, parts: &[&RunResult]) -> RunResult {
     let mut out = RunResult {
         run_id: run_id.to_owned(),
@@ -188,28 +221,7 @@ pub fn compose_results(run_id: &str, parts: &[&RunResult]) -> RunResult {
     };
     for part in parts {
         let base = out.turns;
-        out.turns += part.turns;
-        if !part.text.is_empty() || !part.model.is_empty() {
-            out.text.clone_from(&part.text);
-        }
-        if !part.summary.is_empty() {
-            out.summary.clone_from(&part.summary);
-        }
-        if !part.model.is_empty() {
-            out.model.clone_from(&part.model);
-        }
-        if !part.provider.is_empty() {
-            out.provider.clone_from(&part.provider);
-        }
-        if !part.metadata.is_empty() {
-            out.metadata.clone_from(&part.metadata);
-        }
-        if part.structured.is_some() {
-            out.structured.clone_from(&part.structured);
-        }
-        out.usage = Usage::sum(out.usage, part.usage);
-        out.raw.append(&part.raw);
-        out.transcript.extend(part.transcript.iter().cloned());
+        out.fold(part);
         out.services.extend(part.services.iter().cloned());
         out.subagents.extend(part.subagents.iter().cloned());
         out.messages.extend(part.messages.iter().map(|m| {
@@ -268,6 +280,26 @@ mod tests {
             compose_results("r", &[&part("x", 1, None)]).usage,
             None,
             "nil usage stays nil"
+        );
+    }
+
+    #[test]
+    fn compose_merges_metadata_by_key_and_keeps_the_structured_error() {
+        let mut a = part("a", 1, None);
+        a.metadata.insert("x".into(), "1".into());
+        a.metadata.insert("y".into(), "2".into());
+        let mut b = part("{\"ok\":\"no\"}", 1, None);
+        b.metadata.insert("y".into(), "3".into());
+        b.structured_error = Some("ok: not a boolean".into());
+        let c = compose_results("run", &[&a, &b]);
+        assert_eq!(c.metadata.get("x").map(String::as_str), Some("1"));
+        assert_eq!(c.metadata.get("y").map(String::as_str), Some("3"));
+        assert!(matches!(c.decode::<Value>(), Err(DecodeError::Invalid(_))));
+        let dedup = part("", 0, None);
+        assert_eq!(
+            compose_results("run", &[&a, &dedup]).text,
+            "a",
+            "a part that ran no turn does not blank the text"
         );
     }
 

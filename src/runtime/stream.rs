@@ -44,8 +44,10 @@ impl Stream {
         &self.shared.run_id
     }
 
-    /// The event stream. Single consumer: call it once, before consuming progress. A call after
-    /// completion yields the retained critical log ending in `Done`.
+    /// The event stream. Single consumer: call it before consuming progress; a second call returns
+    /// another handle on the same consumer (it continues where the other stopped; no event is
+    /// delivered twice), not a second subscription. A call after completion yields the retained
+    /// critical log ending in `Done`.
     pub fn events(&self) -> Events {
         Events::new(self.shared.broker.clone())
     }
@@ -118,7 +120,10 @@ impl Stream {
         }
     }
 
-    /// Like [`Stream::send`], but admission is abandoned when `cancel` fires while the queue is full.
+    /// Like [`Stream::send`], with the send's cancellation (its context): when `cancel` fires while
+    /// the queue is full, admission is abandoned; when it fires after admission but before the driver
+    /// claimed the message, the message is withdrawn (its outcome fails `cancelled`, keeping its text).
+    /// A claimed message is settled by the driver.
     pub async fn send_cancellable(
         &self,
         text: impl Into<String>,

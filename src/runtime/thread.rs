@@ -15,11 +15,11 @@ use std::time::Duration;
 use chrono::Utc;
 use tokio_util::sync::CancellationToken;
 
-use super::agent::{Agent, Runner, ThreadLaunch};
+use super::agent::{Agent, LaunchFacts, Runner, ThreadLaunch};
 use super::broker::Broker;
 use super::error::{Error, FailureReason, ThreadErrorKind};
 use super::event::Payload;
-use super::execution::{ExecutionHooks, Prepared};
+use super::execution::{ExecutionHooks, FinalizeError, Prepared};
 use super::options::{CallOptions, Resolved};
 use super::result::RunResult;
 use super::stream::Stream;
@@ -146,32 +146,50 @@ impl Thread {
         self
     }
 
+    /// The tenant `opts` act for on this thread: the call's identity, else the Agent's default one,
+    /// else [`DEFAULT_TENANT`]. Thread rows, receipts, leases and Standby ownership all use it.
+    pub(crate) fn tenant_for(&self, opts: &CallOptions) -> String {
+        opts.shared
+            .identity
+            .as_ref()
+            .or(self.agent.inner.defaults.identity.as_ref())
+            .map(tenant_of)
+            .unwrap_or_else(|| DEFAULT_TENANT.to_owned())
+    }
+
     /// Starts one execution on the thread. While a live Standby owns the thread, a task send
-    /// fails with the busy error through `result()`/`Done`.
+    /// fails with the busy error through `result()`/`Done`. A driver that declares resume without a
+    /// session codec or a non-empty session fingerprint is refused (incompatible) before any lease.
     pub fn send(&self, prompt: &str, opts: impl Into<CallOptions>) -> Stream {
         let opts = opts.into();
-        if !self.standby_owner {
-            let tenant = opts
-                .shared
-                .identity
-                .as_ref()
-                .or(self.agent.inner.defaults.identity.as_ref())
-                .map(tenant_of)
-                .unwrap_or_else(|| DEFAULT_TENANT.to_owned());
-            if self.agent.inner.standbys.is_live(&tenant, &self.key) {
-                return super::agent::refused(Error::thread(
-                    ThreadErrorKind::Busy,
-                    "a live Standby owns this thread",
-                ));
+        let inner = &self.agent.inner;
+        if inner.descriptor.sessions.resume {
+            let why = match (inner.driver.session_codec(), inner.driver.session_fingerprint()) {
+                (None, _) => Some("the driver declares resume but has no session codec"),
+                (_, fp) if fp.as_deref().is_none_or(str::is_empty) => {
+                    Some("the driver declares resume but has no session fingerprint")
+                }
+                _ => None,
+            };
+            if let Some(why) = why {
+                return super::agent::refused(Error::thread(ThreadErrorKind::Incompatible, why));
             }
         }
+        if !self.standby_owner && inner.standbys.is_live(&self.tenant_for(&opts), &self.key) {
+            return super::agent::refused(Error::thread(
+                ThreadErrorKind::Busy,
+                "a live Standby owns this thread",
+            ));
+        }
         let thread = self.clone();
-        let start_id = opts.message.id.clone();
+        let start_id = opts.message.id.clone().filter(|id| !id.is_empty());
         let launch = ThreadLaunch {
             key: self.key.clone(),
-            hooks: Box::new(move |resolved: &Resolved| -> Arc<dyn ExecutionHooks> {
-                Arc::new(ThreadHooks::new(thread, resolved, start_id))
-            }),
+            hooks: Box::new(
+                move |resolved: &Resolved, facts: &LaunchFacts| -> Arc<dyn ExecutionHooks> {
+                    Arc::new(ThreadHooks::new(thread, resolved, facts, start_id))
+                },
+            ),
         };
         self.agent.launch(prompt, opts, Some(launch))
     }
@@ -196,7 +214,7 @@ impl Thread {
 
 /// The tenant a thread's rows belong to: the identity's tenant, or [`DEFAULT_TENANT`] when unset
 /// (the store requires one).
-fn tenant_of(identity: &crate::driver::Identity) -> String {
+pub(crate) fn tenant_of(identity: &crate::driver::Identity) -> String {
     if identity.tenant.is_empty() {
         DEFAULT_TENANT.to_owned()
     } else {
@@ -240,12 +258,26 @@ fn from_store(s: &crate::store::SessionState) -> SessionState {
     }
 }
 
-/// The compatibility fingerprint: everything provider-visible.
-fn compatibility(driver_type: &str, session_fp: &str, r: &Resolved, cwd: &str, tools_fp: &str) -> String {
+/// The compatibility fingerprint of what is known at launch: the driver and its session
+/// configuration, model, identity, base working directory, instructions, skill *content* (not where
+/// it was read from), MCP servers, declared services, the workspace spec and the host tools.
+fn compatibility(
+    driver_type: &str,
+    session_fp: &str,
+    r: &Resolved,
+    facts: &LaunchFacts,
+    tools_fp: &str,
+) -> String {
     let enc = |v: &dyn erased::Enc| v.enc();
-    let skills = enc(&r.skills);
+    // Without skills the slot keeps its old encoding ("[]"), so earlier fingerprints hold.
+    let skills = if facts.skills_fingerprint.is_empty() {
+        enc(&r.skills)
+    } else {
+        format!("skills={}", facts.skills_fingerprint)
+    };
     let mcp = enc(&r.mcp);
     let services = enc(&r.services);
+    let cwd = facts.cwd.display().to_string();
     let mut parts = vec![
         driver_type,
         session_fp,
@@ -253,7 +285,7 @@ fn compatibility(driver_type: &str, session_fp: &str, r: &Resolved, cwd: &str, t
         &r.identity.id,
         &r.identity.tenant,
         &r.identity.profile,
-        cwd,
+        &cwd,
         r.instructions.as_deref().unwrap_or(""),
         &skills,
         &mcp,
@@ -263,7 +295,26 @@ fn compatibility(driver_type: &str, session_fp: &str, r: &Resolved, cwd: &str, t
     if !tools_fp.is_empty() {
         parts.push(tools_fp);
     }
+    // The provisioning strategy; the default (shared) adds nothing, so older fingerprints hold.
+    let spec = match r.workspace_spec {
+        crate::workspace::WorkspaceSpec::Shared => String::new(),
+        ref other => format!("workspace_spec={}", enc(other)),
+    };
+    if !spec.is_empty() {
+        parts.push(&spec);
+    }
     session::fingerprint(&parts)
+}
+
+/// Folds what runtime services published into the launch fingerprint: the names of the environment
+/// variables and the MCP servers (name and transport) they publish. Values and URLs are not part of
+/// it: a service's ephemeral port must not break resume, another variable or server does.
+fn with_services(launch: &str, published: &str) -> String {
+    if published.is_empty() {
+        launch.to_owned()
+    } else {
+        session::fingerprint(&[launch, published])
+    }
 }
 
 /// A fingerprint shortened for a message (`none` when empty).
@@ -291,6 +342,11 @@ mod erased {
 struct Held {
     leases: Vec<Lease>,
     previous: Option<Record>,
+    /// The record of the key, and the fork parent's, as `prepare` resolved them.
+    current: Option<Record>,
+    parent: Option<Record>,
+    /// The full compatibility fingerprint, decided at `plan`.
+    fingerprint: String,
     fresh_over: bool,
     renewal: Option<tokio::task::JoinHandle<()>>,
     lost: Arc<std::sync::atomic::AtomicBool>,
@@ -305,7 +361,8 @@ struct ThreadHooks {
     driver_type: String,
     codec: Option<Arc<dyn SessionCodec>>,
     resume_capable: bool,
-    fingerprint: String,
+    /// The launch part of the compatibility fingerprint (services fold in at [`ExecutionHooks::plan`]).
+    launch_fingerprint: String,
     /// The Agent's profile fingerprint (`PARAM_PROFILE` in the stored state); empty without a profile.
     profile_fingerprint: String,
     start_id: Option<String>,
@@ -314,20 +371,14 @@ struct ThreadHooks {
 }
 
 impl ThreadHooks {
-    fn new(thread: Thread, r: &Resolved, start_id: Option<String>) -> Self {
+    fn new(thread: Thread, r: &Resolved, facts: &LaunchFacts, start_id: Option<String>) -> Self {
         let inner = &thread.agent.inner;
-        let cwd = r
-            .workspace
-            .clone()
-            .or_else(|| std::env::current_dir().ok())
-            .map(|p| p.display().to_string())
-            .unwrap_or_default();
         let session_fp = inner.driver.session_fingerprint().unwrap_or_default();
-        let fingerprint = compatibility(
+        let launch_fingerprint = compatibility(
             &inner.descriptor.driver_type,
             &session_fp,
             r,
-            &cwd,
+            facts,
             &inner.tools_fingerprint,
         );
         ThreadHooks {
@@ -342,13 +393,16 @@ impl ThreadHooks {
             driver_type: inner.descriptor.driver_type.clone(),
             codec: inner.driver.session_codec(),
             resume_capable: inner.descriptor.sessions.resume,
-            fingerprint,
+            launch_fingerprint,
             profile_fingerprint: r.profile_fingerprint.clone(),
             start_id,
             owner: format!("owner-{}", uuid::Uuid::new_v4()),
             held: tokio::sync::Mutex::new(Held {
                 leases: Vec::new(),
                 previous: None,
+                current: None,
+                parent: None,
+                fingerprint: String::new(),
                 fresh_over: false,
                 renewal: None,
                 lost: Arc::new(std::sync::atomic::AtomicBool::new(false)),
@@ -433,6 +487,23 @@ impl ThreadHooks {
         codec.decode(&codec.encode(&s)).ok()
     }
 
+    /// Records `ids` as delivered on thread `key` (best effort: a failure is a `thread.persistence`
+    /// notice, never fatal).
+    async fn record_receipts(&self, broker: &Broker, key: &str, ids: &[String], now: chrono::DateTime<Utc>) {
+        if ids.is_empty() {
+            return;
+        }
+        if let Err(e) = self.store.record_receipts(&self.tenant, key, ids, now).await {
+            broker.publish_critical(
+                Payload::Notice(Notice::new(
+                    notice_kind::THREAD_PERSISTENCE,
+                    format!("receipts: {e}"),
+                )),
+                None,
+            );
+        }
+    }
+
     fn start_renewal(&self, held: &mut Held, verdict: Verdict, cancel: CancellationToken) {
         let store = self.store.clone();
         let leases = held.leases.clone();
@@ -447,8 +518,9 @@ impl ThreadHooks {
                         Ok(renewed) => *l = renewed,
                         Err(e) => {
                             lost.store(true, std::sync::atomic::Ordering::SeqCst);
-                            verdict.confirm(
+                            verdict.confirm_thread(
                                 FailureReason::InfrastructureError,
+                                ThreadErrorKind::LeaseLost,
                                 format!("thread ownership lease lost: {e}"),
                                 JsonMap::new(),
                             );
@@ -464,18 +536,7 @@ impl ThreadHooks {
 
 #[async_trait::async_trait]
 impl ExecutionHooks for ThreadHooks {
-    async fn prepare(
-        &self,
-        broker: &Broker,
-        verdict: &Verdict,
-        cancel: &CancellationToken,
-    ) -> Result<Prepared, Error> {
-        if self.resume_capable && self.codec.is_none() {
-            return Err(Error::thread(
-                ThreadErrorKind::Incompatible,
-                "the driver declares resume but has no session codec",
-            ));
-        }
+    async fn prepare(&self, verdict: &Verdict, cancel: &CancellationToken) -> Result<bool, Error> {
         let mode = self.mode();
         if matches!(mode, Mode::Fork { .. }) && !self.thread.agent.descriptor().sessions.fork {
             return Err(Error::thread(
@@ -506,11 +567,6 @@ impl ExecutionHooks for ThreadHooks {
                 .await
                 .map_err(Self::store_err)?,
         };
-        let mut prepared = Prepared {
-            session: SessionPlan::Fresh,
-            prefix: String::new(),
-            duplicate: false,
-        };
         match &mode {
             Mode::Fork { parent } => {
                 if current.is_some() {
@@ -530,7 +586,48 @@ impl ExecutionHooks for ThreadHooks {
                             format!("parent thread {parent:?} not found"),
                         )
                     })?;
-                if parent_rec.compatibility_fingerprint != self.fingerprint {
+                held.parent = Some(parent_rec);
+            }
+            Mode::ResumeOnly if current.is_none() => {
+                return Err(Error::thread(
+                    ThreadErrorKind::NotFound,
+                    format!("thread {key:?} not found"),
+                ));
+            }
+            _ => {}
+        }
+        held.current = current;
+        let duplicate = match &self.start_id {
+            Some(id) => self
+                .store
+                .has_receipt(&self.tenant, &key, id)
+                .await
+                .map_err(Self::store_err)?,
+            None => false,
+        };
+        self.start_renewal(&mut held, verdict.clone(), cancel.clone());
+        Ok(duplicate)
+    }
+
+    async fn plan(&self, broker: &Broker, published: &str) -> Result<Prepared, Error> {
+        let mode = self.mode();
+        let key = self.thread.key.clone();
+        let fingerprint = with_services(&self.launch_fingerprint, published);
+        let mut held = self.held.lock().await;
+        held.fingerprint.clone_from(&fingerprint);
+        let mut prepared = Prepared {
+            session: SessionPlan::Fresh,
+            prefix: String::new(),
+        };
+        match &mode {
+            Mode::Fork { .. } => {
+                let Some(parent_rec) = held.parent.clone() else {
+                    return Err(Error::thread(
+                        ThreadErrorKind::NotFound,
+                        "parent thread not found",
+                    ));
+                };
+                if parent_rec.compatibility_fingerprint != fingerprint {
                     return Err(Error::thread(
                         ThreadErrorKind::Incompatible,
                         "the parent thread's configuration differs",
@@ -545,13 +642,13 @@ impl ExecutionHooks for ThreadHooks {
                 prepared.session = SessionPlan::Fork(state);
             }
             Mode::ResumeOnly => {
-                let rec = current.ok_or_else(|| {
+                let rec = held.current.clone().ok_or_else(|| {
                     Error::thread(ThreadErrorKind::NotFound, format!("thread {key:?} not found"))
                 })?;
                 if let Some(why) = self.profile_changed(&rec) {
                     return Err(Error::thread(ThreadErrorKind::Incompatible, why));
                 }
-                if rec.compatibility_fingerprint != self.fingerprint {
+                if rec.compatibility_fingerprint != fingerprint {
                     return Err(Error::thread(
                         ThreadErrorKind::Incompatible,
                         "the stored session's configuration differs",
@@ -567,13 +664,13 @@ impl ExecutionHooks for ThreadHooks {
                 held.previous = Some(rec);
             }
             Mode::ContinueOrStart => {
-                if let Some(rec) = current {
+                if let Some(rec) = held.current.clone() {
                     let state = self.decode(&rec);
                     if let Some(why) = self.profile_changed(&rec) {
                         Self::continuity_notice(broker, &why);
                         prepared.prefix = self.recovery_prefix(&key).await;
                         held.fresh_over = true;
-                    } else if rec.compatibility_fingerprint != self.fingerprint {
+                    } else if rec.compatibility_fingerprint != fingerprint {
                         Self::continuity_notice(broker, "configuration changed");
                         prepared.prefix = self.recovery_prefix(&key).await;
                         held.fresh_over = true;
@@ -587,14 +684,6 @@ impl ExecutionHooks for ThreadHooks {
                 }
             }
         }
-        if let Some(id) = &self.start_id {
-            prepared.duplicate = self
-                .store
-                .has_receipt(&self.tenant, &key, id)
-                .await
-                .map_err(Self::store_err)?;
-        }
-        self.start_renewal(&mut held, verdict.clone(), cancel.clone());
         Ok(prepared)
     }
 
@@ -614,21 +703,29 @@ impl ExecutionHooks for ThreadHooks {
         checkpoint: Option<&Checkpoint>,
         result: &RunResult,
         delivered: &[String],
-    ) -> Result<(), String> {
+    ) -> Result<(), FinalizeError> {
         let mut held = self.held.lock().await;
         if let Some(r) = held.renewal.take() {
             r.abort();
         }
         if held.lost.load(std::sync::atomic::Ordering::SeqCst) {
-            return Err("thread ownership lease lost; nothing was persisted".into());
-        }
-        if !success {
-            return Ok(());
+            return Err(FinalizeError::thread(
+                ThreadErrorKind::LeaseLost,
+                "thread ownership lease lost; nothing was persisted",
+            ));
         }
         let key = self.thread.key.clone();
         let now = Utc::now();
+        // Delivered input is receipted whatever the outcome (an id is an idempotency key: what reached
+        // the provider is not delivered again); the starting prompt once a provider turn completed.
         let mut receipts: Vec<String> = delivered.to_vec();
-        receipts.extend(self.start_id.clone());
+        if result.turns > 0 {
+            receipts.extend(self.start_id.clone());
+        }
+        if !success {
+            self.record_receipts(broker, &key, &receipts, now).await;
+            return Ok(());
+        }
         if result.turns == 0 {
             // A deduplicated starting prompt: nothing new to persist.
             return Ok(());
@@ -643,7 +740,12 @@ impl ExecutionHooks for ThreadHooks {
                 resume_id: String::new(),
                 ..Default::default()
             },
-            _ => return Err("the run succeeded without a valid, round-trippable checkpoint".into()),
+            _ => {
+                return Err(FinalizeError::thread(
+                    ThreadErrorKind::CheckpointMissing,
+                    "the run succeeded without a valid, round-trippable checkpoint",
+                ));
+            }
         };
         let mut state = state;
         if !self.profile_fingerprint.is_empty() && !state.resume_id.is_empty() {
@@ -663,7 +765,7 @@ impl ExecutionHooks for ThreadHooks {
             driver_type: self.driver_type.clone(),
             agent: self.identity.clone(),
             fingerprint: session::fingerprint(&[&self.driver_type, &state.resume_id]),
-            compatibility_fingerprint: self.fingerprint.clone(),
+            compatibility_fingerprint: held.fingerprint.clone(),
             codec: self
                 .codec
                 .as_ref()
@@ -694,10 +796,16 @@ impl ExecutionHooks for ThreadHooks {
             match self.store.finalize(request.clone()).await {
                 Ok(_) => break,
                 Err(StoreError::LeaseLost { .. }) => {
-                    return Err("thread ownership lease lost before persisting".into());
+                    return Err(FinalizeError::thread(
+                        ThreadErrorKind::LeaseLost,
+                        "thread ownership lease lost before persisting",
+                    ));
                 }
                 Err(StoreError::AlreadyExists { .. }) => {
-                    return Err(format!("thread {key:?} already exists (fork target taken)"));
+                    return Err(FinalizeError::thread(
+                        ThreadErrorKind::AlreadyExists,
+                        format!("thread {key:?} already exists (fork target taken)"),
+                    ));
                 }
                 Err(e) => {
                     attempt += 1;
@@ -713,6 +821,7 @@ impl ExecutionHooks for ThreadHooks {
                     );
                     if attempt >= PERSIST_RETRIES {
                         *self.thread.pending.lock().unwrap_or_else(|p| p.into_inner()) = Some(record);
+                        self.record_receipts(broker, &key, &receipts, now).await;
                         return Ok(());
                     }
                     tokio::time::sleep(Duration::from_millis(50 * u64::from(attempt))).await;
@@ -724,19 +833,12 @@ impl ExecutionHooks for ThreadHooks {
             *self.thread.mode.lock().unwrap_or_else(|p| p.into_inner()) = Mode::ContinueOrStart;
         }
         // Receipts and continuity are best effort: a failure is reported, never fatal.
+        self.record_receipts(broker, &key, &receipts, now).await;
         let mut notes = Vec::new();
-        if !receipts.is_empty()
-            && let Err(e) = self
-                .store
-                .record_receipts(&self.tenant, &key, &receipts, now)
-                .await
-        {
-            notes.push(format!("receipts: {e}"));
-        }
         for m in result
             .messages()
             .iter()
-            .filter(|m| m.state == super::result::MessageState::Delivered)
+            .filter(|m| m.state == super::result::MessageState::Delivered && delivered.contains(&m.id))
         {
             let entry = ContinuityEntry {
                 kind: ContinuityKind::Guidance,

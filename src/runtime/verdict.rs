@@ -5,7 +5,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use super::error::{Cause, FailureReason};
+use super::error::{Cause, FailureReason, ThreadErrorKind};
 use crate::driver::JsonMap;
 
 /// A plain-text cause.
@@ -19,6 +19,8 @@ pub(crate) struct Confirmed {
     pub reason: FailureReason,
     pub message: String,
     pub details: JsonMap,
+    /// The thread sentinel the failure also is.
+    pub thread: Option<ThreadErrorKind>,
 }
 
 #[derive(Default)]
@@ -45,7 +47,29 @@ impl Verdict {
         message: impl Into<String>,
         details: JsonMap,
     ) -> bool {
-        let message = message.into();
+        self.confirm_as(reason, None, message.into(), details)
+    }
+
+    /// Confirms a cause that is also a thread sentinel (its code joins the details as
+    /// `thread_error`); returns true when it became the verdict.
+    pub(crate) fn confirm_thread(
+        &self,
+        reason: FailureReason,
+        kind: ThreadErrorKind,
+        message: impl Into<String>,
+        mut details: JsonMap,
+    ) -> bool {
+        details.insert("thread_error".into(), kind.code().into());
+        self.confirm_as(reason, Some(kind), message.into(), details)
+    }
+
+    fn confirm_as(
+        &self,
+        reason: FailureReason,
+        thread: Option<ThreadErrorKind>,
+        message: String,
+        details: JsonMap,
+    ) -> bool {
         let mut g = self.lock();
         g.causes.push(Arc::new(TextCause(if message.is_empty() {
             reason.to_string()
@@ -57,6 +81,7 @@ impl Verdict {
                 reason,
                 message,
                 details,
+                thread,
             });
             true
         } else {
@@ -68,7 +93,7 @@ impl Verdict {
     pub(crate) fn confirm_best(&self, candidates: Vec<Confirmed>) {
         for (i, c) in candidates.into_iter().enumerate() {
             if i == 0 {
-                self.confirm(c.reason, c.message, c.details);
+                self.confirm_as(c.reason, c.thread, c.message, c.details);
             } else {
                 self.add_cause(c.message);
             }

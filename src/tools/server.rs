@@ -170,7 +170,7 @@ pub struct HostedTools {
     tools: Arc<Vec<Tool>>,
     cancel: CancellationToken,
     pending: Mutex<Option<std::net::TcpListener>>,
-    task: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    task: Mutex<Option<tokio::task::JoinHandle<Result<(), String>>>>,
 }
 
 impl std::fmt::Debug for HostedTools {
@@ -251,9 +251,10 @@ impl HostedTools {
             let served = axum::serve(listener, router)
                 .with_graceful_shutdown(async move { cancel.cancelled().await })
                 .await;
-            if let Err(e) = served {
+            served.map_err(|e| {
                 tracing::warn!(error = %e, "the host tools MCP server stopped");
-            }
+                e.to_string()
+            })
         });
         *self.task.lock().unwrap_or_else(|p| p.into_inner()) = Some(task);
         Ok(())
@@ -345,13 +346,18 @@ impl HostedTools {
         Ok(())
     }
 
-    /// Stops the server and waits for it (bounded by the caller). Idempotent.
-    pub async fn shutdown(&self) {
+    /// Stops the server and waits for it (bounded by the caller). Idempotent. An error says why the
+    /// server ended badly (its serve loop failed, or its task panicked).
+    pub async fn shutdown(&self) -> Result<(), String> {
         self.cancel.cancel();
         self.pending.lock().unwrap_or_else(|p| p.into_inner()).take();
         let task = self.task.lock().unwrap_or_else(|p| p.into_inner()).take();
-        if let Some(task) = task {
-            let _ = task.await;
+        match task {
+            None => Ok(()),
+            Some(task) => match task.await {
+                Ok(served) => served,
+                Err(e) => Err(format!("the host tools server task failed: {e}")),
+            },
         }
     }
 

@@ -319,6 +319,50 @@ async fn the_terminal_text_is_the_fallback_and_slow_messages_concatenate() {
 }
 
 #[tokio::test]
+async fn the_common_config_directory_and_timeout_are_honoured() {
+    let fx = Fx::new();
+    let mut config = fx.config();
+    config.common.directory = Some(fx.ws.clone());
+    config.common.timeout = Some(Duration::from_millis(400));
+    let driver = CursorDriver::new(config);
+    let agent = Agent::new(driver.clone());
+    // No workspace option: the run works in CommonConfig.directory.
+    let no_workspace = || {
+        CallOptions::new().identity(Identity {
+            tenant: "t".into(),
+            ..Default::default()
+        })
+    };
+    let r = agent.send("hello", no_workspace()).result().await.unwrap();
+    let init = r
+        .transcript()
+        .into_iter()
+        .find(|i| i.kind == agent_adaptor::driver::TranscriptKind::Init)
+        .expect("init");
+    assert_eq!(
+        init.metadata.get("cwd").map(PathBuf::from),
+        Some(fx.ws.clone()),
+        "the CLI ran in CommonConfig.directory"
+    );
+    // CommonConfig.timeout bounds the execution (the slow scenario takes about 1.5 s).
+    let started = std::time::Instant::now();
+    let outcome = agent.send("scenario=slow", no_workspace()).result().await;
+    assert_eq!(run_error(&outcome).reason.as_str(), "deadline_exceeded");
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "took {:?}",
+        started.elapsed()
+    );
+    assert_reaped(&driver);
+    // A call's own timeout wins over the driver's default.
+    let r = agent
+        .send("scenario=slow", no_workspace().timeout(Duration::from_secs(30)))
+        .result()
+        .await;
+    assert!(r.is_ok(), "{r:?}");
+}
+
+#[tokio::test]
 async fn cancelling_a_hung_cli_stops_and_reaps_it() {
     let fx = Fx::new();
     let driver = fx.driver();

@@ -14,7 +14,7 @@ use crate::driver::{
 use super::argv::{self, Invocation, Transport};
 use super::config::{Config, PermissionMode};
 use super::wire::{Frame, InitializeInfo, InputFrame, parse_line};
-use super::{DRIVER_TYPE, MESSAGES_MIN_VERSION, bidi_messages, env, oneshot_messages};
+use super::{DRIVER_TYPE, MESSAGES_MIN_VERSION, bidi_messages, env};
 
 /// How long an inspection process may take.
 const INSPECT_TIMEOUT: Duration = Duration::from_secs(60);
@@ -26,18 +26,7 @@ pub fn parse_version(text: &str) -> Option<String> {
 }
 
 /// `a < b` for dotted numeric versions (missing parts count as 0; a non-numeric part as 0).
-pub fn older(a: &str, b: &str) -> bool {
-    let parts = |s: &str| -> Vec<u64> {
-        s.split(['.', '-'])
-            .take(3)
-            .map(|p| p.parse().unwrap_or(0))
-            .collect()
-    };
-    let (mut a, mut b) = (parts(a), parts(b));
-    a.resize(3, 0);
-    b.resize(3, 0);
-    a < b
-}
+pub use crate::driver::inspect::version_older as older;
 
 async fn version(config: &Config, registry: &ProcessRegistry) -> Result<String, String> {
     let spec = ProcessSpec::new(config.program())
@@ -57,13 +46,14 @@ pub async fn environment(config: &Config, registry: &ProcessRegistry) -> Environ
     if let Ok(v) = &version
         && older(v, MESSAGES_MIN_VERSION)
     {
-        messages = oneshot_messages();
+        // What a run does below the minimum: the core's trimming (`MessageCaps::without_in_run`).
+        messages = messages.without_in_run(true);
         checks.push(EnvironmentCheck {
             code: "messages".into(),
             status: CheckStatus::Warn,
             message: format!(
                 "Claude Code {v} is older than {MESSAGES_MIN_VERSION}: supplemental messages are \
-                 limited to turn ends"
+                 delivered at turn ends through a checkpoint resume"
             ),
         });
     }

@@ -156,6 +156,10 @@ impl DriverSpi for ClaudeDriver {
         self.config.validate()
     }
 
+    fn common_config(&self) -> Option<&crate::driver::CommonConfig> {
+        Some(&self.config.common)
+    }
+
     async fn run(&self, request: Request, io: RunIo) -> Response {
         run::run(&self.config, &self.registry, &self.pool, request, io).await
     }

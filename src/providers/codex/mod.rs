@@ -151,6 +151,10 @@ impl Driver for CodexDriver {
         self.config.validate()
     }
 
+    fn common_config(&self) -> Option<&crate::driver::CommonConfig> {
+        Some(&self.config.common)
+    }
+
     async fn run(&self, request: Request, io: RunIo) -> Response {
         run::run(&self.config, &self.registry, &self.pool, request, io).await
     }

@@ -113,6 +113,10 @@ impl Driver for CursorDriver {
         self.config.validate()
     }
 
+    fn common_config(&self) -> Option<&crate::driver::CommonConfig> {
+        Some(&self.config.common)
+    }
+
     async fn run(&self, request: Request, io: RunIo) -> Response {
         run::run(&self.config, &self.registry, request, io).await
     }

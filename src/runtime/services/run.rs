@@ -62,6 +62,25 @@ pub(crate) struct Published {
     pub mcp: Vec<McpServer>,
 }
 
+impl Published {
+    /// What the thread compatibility fingerprint takes from the publication: the variable names and
+    /// each MCP server's name and transport, never values or URLs (a service's ephemeral port must
+    /// not break resume). Empty when nothing was published.
+    pub(crate) fn fingerprint(&self) -> String {
+        if self.env.is_empty() && self.mcp.is_empty() {
+            return String::new();
+        }
+        let mut mcp: Vec<String> = self
+            .mcp
+            .iter()
+            .map(|m| format!("{}:{}", m.name, m.transport.name()))
+            .collect();
+        mcp.sort();
+        let env: Vec<&str> = self.env.keys().map(String::as_str).collect();
+        format!("env={}\u{1f}mcp={}", env.join(","), mcp.join(","))
+    }
+}
+
 /// The live services of one execution.
 pub(crate) struct RunServices {
     plan: ServicePlan,

@@ -2,6 +2,7 @@
 
 mod approvals;
 mod backpressure;
+mod contract;
 mod inspect;
 mod lifecycle;
 mod messages;

@@ -1,5 +1,5 @@
-//! A store wrapper that fails chosen operations on demand (lease renewal, finalize, event appends) and
-//! can hold event appends (a slow store).
+//! A store wrapper that fails chosen operations on demand (lease renewal and release, finalize, event
+//! appends), counts lease acquisitions and can hold event appends (a slow store).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -19,6 +19,10 @@ pub struct Flaky {
     pub fail_appends: AtomicBool,
     /// Event appends wait while a writer holds this lock (`gate.write().await` stalls the store).
     pub gate: tokio::sync::RwLock<()>,
+    /// Lease acquisitions seen.
+    pub acquires: AtomicU32,
+    /// Lease releases fail (`Unavailable`) while set.
+    pub fail_release: AtomicBool,
 }
 
 impl Flaky {
@@ -29,6 +33,8 @@ impl Flaky {
             fail_finalize: AtomicU32::new(0),
             fail_appends: AtomicBool::new(false),
             gate: tokio::sync::RwLock::new(()),
+            acquires: AtomicU32::new(0),
+            fail_release: AtomicBool::new(false),
         })
     }
 }
@@ -48,6 +54,7 @@ impl ThreadStore for Flaky {
         self.inner.resolve(q).await
     }
     async fn acquire_lease(&self, t: &str, o: &str, ttl: Duration) -> StoreResult<Lease> {
+        self.acquires.fetch_add(1, Ordering::SeqCst);
         self.inner.acquire_lease(t, o, ttl).await
     }
     async fn renew_lease(&self, l: &Lease, ttl: Duration) -> StoreResult<Lease> {
@@ -59,6 +66,9 @@ impl ThreadStore for Flaky {
         self.inner.renew_lease(l, ttl).await
     }
     async fn release_lease(&self, l: &Lease) -> StoreResult<()> {
+        if self.fail_release.load(Ordering::SeqCst) {
+            return Err(down());
+        }
         self.inner.release_lease(l).await
     }
     async fn finalize(&self, r: FinalizeRequest) -> StoreResult<Record> {

@@ -1,9 +1,14 @@
 //! Threads over the store: continue-or-start, resume-only, fork, ownership leases, compatibility
-//! drift, resume rejection, persistence failures, receipts and cross-process exclusion.
+//! drift, resume rejection, persistence failures, receipts and cross-process exclusion; the newer
+//! contract tests run under the three identity shapes of [`shapes`].
 
+mod compat;
+mod errors;
 pub mod flaky;
 mod ownership;
+mod receipts;
 mod resume;
+pub mod shapes;
 mod standby;
 
 use std::sync::Arc;

@@ -149,7 +149,7 @@ async fn lists_and_calls_with_schemas_hints_and_sanitized_errors() {
             || bad_args.get("error").is_some(),
         "{bad_args}"
     );
-    h.shutdown().await;
+    h.shutdown().await.expect("a clean shutdown");
 }
 
 #[tokio::test]
@@ -209,7 +209,8 @@ async fn a_wrong_or_missing_token_is_401_and_foreign_hosts_or_origins_are_refuse
 
     tokio::time::timeout(Duration::from_secs(5), h.shutdown())
         .await
-        .unwrap();
+        .unwrap()
+        .expect("a clean shutdown");
     let after = http.post(h.url()).json(&init).send().await;
     assert!(after.is_err(), "the listener is closed after shutdown");
 }
