@@ -114,9 +114,9 @@ impl Rescue {
             ..Default::default()
         });
         let confirmed = self.verdict.get();
-        let (reason, message, details) = match confirmed {
-            Some(c) => (c.reason, c.message, c.details),
-            None => (FailureReason::InfrastructureError, String::new(), JsonMap::new()),
+        let (reason, message, details, thread) = match confirmed {
+            Some(c) => (c.reason, c.message, c.details, c.thread),
+            None => (FailureReason::InfrastructureError, String::new(), JsonMap::new(), None),
         };
         let finished = RunFinished {
             run_id: self.run_id.clone(),
@@ -132,6 +132,7 @@ impl Rescue {
             details,
             result,
             causes: self.verdict.causes(),
+            thread,
         })));
         self.outcome_tx.send_replace(Some(outcome.clone()));
         self.broker.finish(
