@@ -75,6 +75,10 @@ pub struct CodeBuddyConfig {
     /// Wait for a `result` that may never come; `None` means [`DEFAULT_SETTLE_TIMEOUT`].
     #[serde(with = "opt_millis")]
     pub settle_timeout: Option<Duration>,
+    /// How long a thread's persistent `codebuddy` process may stay idle before it is stopped; `None`
+    /// means [`DEFAULT_IDLE_TIMEOUT`](crate::driver::process::DEFAULT_IDLE_TIMEOUT).
+    #[serde(with = "opt_millis")]
+    pub idle_timeout: Option<Duration>,
 }
 
 impl CodeBuddyConfig {
@@ -86,6 +90,12 @@ impl CodeBuddyConfig {
     /// The effective settle timeout.
     pub fn settle_timeout(&self) -> Duration {
         self.settle_timeout.unwrap_or(DEFAULT_SETTLE_TIMEOUT)
+    }
+
+    /// The effective idle timeout of a thread's persistent process.
+    pub fn idle_timeout(&self) -> Duration {
+        self.idle_timeout
+            .unwrap_or(crate::driver::process::DEFAULT_IDLE_TIMEOUT)
     }
 
     /// The program to run: the configured command or `codebuddy` on `PATH`.
@@ -118,7 +128,7 @@ impl CodeBuddyConfig {
         {
             return Err(bad(format!("config_dir must be absolute, got {}", dir.display())));
         }
-        for t in [self.handshake_timeout, self.settle_timeout]
+        for t in [self.handshake_timeout, self.settle_timeout, self.idle_timeout]
             .into_iter()
             .flatten()
         {

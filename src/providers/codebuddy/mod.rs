@@ -22,7 +22,7 @@ pub mod wire;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::driver::process::{ProcessRegistry, ProcessSpec, probe_stdout};
+use crate::driver::process::{ProcessPool, ProcessRegistry, ProcessSpec, probe_stdout};
 use crate::driver::{
     ConfigField, ConfigSchema, DecisionMode, Descriptor, Driver, EnvironmentCheck, EnvironmentReport,
     InspectError, InvalidConfig, JsonSessionCodec, McpCaps, MessageCaps, ProcessCaps, Request, Response,
@@ -75,7 +75,8 @@ pub fn descriptor() -> Descriptor {
             tool_call_args: true,
             hitl: true,
         },
-        process: ProcessCaps { persistent: false },
+        // A thread's control-transport runs share one process (`run/persist.rs`).
+        process: ProcessCaps { persistent: true },
         mcp: McpCaps {
             stdio: true,
             http: true,
@@ -87,21 +88,31 @@ pub fn descriptor() -> Descriptor {
     }
 }
 
-/// The CodeBuddy Code driver. Each invocation starts its own process(es), registered in the driver's
-/// [`ProcessRegistry`]; every one is stopped and reaped before `run` returns.
+/// The CodeBuddy Code driver. A thread's runs on the control transport share one persistent
+/// `codebuddy` process (kept in the driver's [`ProcessPool`] between runs, see `run/persist.rs`); every
+/// other process is registered in the driver's [`ProcessRegistry`] and stopped and reaped before `run`
+/// returns. Clones share the registry and the pool.
 #[derive(Debug, Clone)]
 pub struct CodeBuddyDriver {
     config: Arc<CodeBuddyConfig>,
     registry: ProcessRegistry,
+    pool: run::Pool,
 }
 
 impl CodeBuddyDriver {
     /// A driver with `config`.
     pub fn new(config: CodeBuddyConfig) -> CodeBuddyDriver {
+        let pool = ProcessPool::new(config.idle_timeout(), config.common.grace());
         CodeBuddyDriver {
             config: Arc::new(config),
             registry: ProcessRegistry::new(),
+            pool,
         }
+    }
+
+    /// How many persistent processes are kept idle for their threads.
+    pub fn idle_processes(&self) -> usize {
+        self.pool.idle_count()
     }
 
     /// The configuration.
@@ -145,7 +156,7 @@ impl Driver for CodeBuddyDriver {
     }
 
     async fn run(&self, request: Request, io: RunIo) -> Response {
-        run::run(&self.config, &self.registry, request, io).await
+        run::run(&self.config, &self.registry, &self.pool, request, io).await
     }
 
     fn session_codec(&self) -> Option<Arc<dyn SessionCodec>> {
@@ -217,11 +228,17 @@ impl Driver for CodeBuddyDriver {
                     "milliseconds",
                     "Wait for a result CodeBuddy may never send",
                 ),
+                f(
+                    "idle_timeout",
+                    "milliseconds",
+                    "Stop a thread's persistent process after this long idle",
+                ),
             ],
         })
     }
 
     async fn close_processes(&self) -> Result<(), String> {
+        self.pool.close().await;
         let report = self.registry.shutdown_all(self.config.common.grace()).await;
         if report.unreaped > 0 {
             return Err(format!(

@@ -81,7 +81,7 @@ async fn headless_transport_resumes_with_held_input() {
 }
 
 /// Drains `stream`, sending an interrupt-timed `text` once `trigger` matches an event.
-async fn interrupt_when(
+pub(super) async fn interrupt_when(
     stream: &Stream,
     text: &str,
     delay: std::time::Duration,

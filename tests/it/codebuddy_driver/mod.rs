@@ -8,6 +8,7 @@
 //! * `messages.rs` — supplemental input held until the turn's result, in both transports.
 //! * `mcp.rs` — SSE MCP servers and host tools over streamable HTTP.
 //! * `skills.rs` — per-run skills through the overlay.
+//! * `persistent.rs` — a thread's persistent process (control transport).
 //! * `kit.rs` — the conformance kit.
 
 mod basic;
@@ -15,6 +16,7 @@ mod decisions;
 mod kit;
 mod mcp;
 mod messages;
+mod persistent;
 mod skills;
 
 pub use crate::driver_support::{code, delta_text, drain, run_error, transport};

@@ -1,19 +1,23 @@
 //! The control transport: one process, the `initialize` handshake before the first user frame, one user
 //! frame per provider turn, held input written after each `result`, and the restart with `--resume` when
-//! an interrupt leaves the process poisoned.
+//! an interrupt leaves the process poisoned. A thread's kept process (`persist.rs`) skips the handshake:
+//! only the user frame is written.
 
+use crate::driver::process::Lease;
 use crate::driver::{Boundary, ClaimedMessage, FailureCode};
 
 use super::super::wire::{Frame, INITIALIZE_REQUEST_ID, InputFrame, parse_line};
+use super::persist::Acquired;
 use super::proc::Proc;
 use super::turn::{self, Stall, Turn, TurnEnd};
 use super::{Exec, settle_claims};
 
 impl Exec<'_> {
-    /// Starts a control process and completes the handshake.
-    async fn start_control(&mut self, resume: Option<(String, bool)>) -> Option<Proc> {
+    /// Starts a control process and completes the handshake; `kept` says whether it is kept for the
+    /// thread after a clean run.
+    pub(super) async fn start_control(&mut self, resume: Option<(String, bool)>, kept: bool) -> Option<Proc> {
         let mut proc = self
-            .launch(resume.as_ref().map(|(id, f)| (id.as_str(), *f)), None)
+            .launch(resume.as_ref().map(|(id, f)| (id.as_str(), *f)), None, kept)
             .await?;
         if let Err(e) = proc.send(&InputFrame::initialize()).await {
             self.fail(FailureCode::AgentError, format!("cannot write to CodeBuddy: {e}"));
@@ -90,9 +94,20 @@ impl Exec<'_> {
 
     pub(super) async fn control(&mut self) {
         let resume = self.session_plan().map(|(id, f)| (id.to_owned(), f));
-        let Some(mut proc) = self.start_control(resume).await else {
+        let Some(Acquired { mut held, lease }) = self
+            .acquire(resume.as_ref().map(|(id, f)| (id.as_str(), *f)))
+            .await
+        else {
             return;
         };
+        let kept = lease.as_ref().is_some_and(Lease::is_kept);
+        // A kept (warm) process answered `initialize` in the run that started it: only user frames.
+        self.turns(&mut held.proc, kept).await;
+        self.put_back(held, lease).await;
+    }
+
+    /// Writes the prompt and held input turn by turn, until nothing is claimable or a turn fails.
+    async fn turns(&mut self, proc: &mut Proc, kept: bool) {
         let mut prompt = self.req.prompt.clone();
         let mut claims: Vec<ClaimedMessage> = Vec::new();
         loop {
@@ -102,20 +117,13 @@ impl Exec<'_> {
                 self.fail(FailureCode::AgentError, format!("cannot write to CodeBuddy: {e}"));
                 break;
             }
-            let turn = turn::drive(
-                &mut proc,
-                &mut self.tr,
-                self.io,
-                self.config.settle_timeout(),
-                true,
-            )
-            .await;
+            let turn = turn::drive(proc, &mut self.tr, self.io, self.config.settle_timeout(), true).await;
             self.close_turn(&turn).await;
             if matches!(turn.end, TurnEnd::Stalled(Stall::Interrupted)) {
                 // No result after the interrupt: this process would run the next frame in a new session
                 // without history. Stop it and resume the session in a new one.
                 let exit = proc.stop(self.grace(), false).await;
-                self.collect(&mut proc, exit);
+                self.collect(proc, exit);
                 let sid = self.tr.session_id().map(str::to_owned);
                 let next = if sid.is_some() {
                     self.claim(Boundary::Interrupt)
@@ -126,8 +134,8 @@ impl Exec<'_> {
                     self.verdict(&turn);
                     return;
                 };
-                match self.start_control(Some((sid, false))).await {
-                    Some(fresh) => proc = fresh,
+                match self.start_control(Some((sid, false)), kept).await {
+                    Some(fresh) => *proc = fresh,
                     None => {
                         settle_claims(c, false, "stdin");
                         return;
@@ -153,12 +161,5 @@ impl Exec<'_> {
                 None => break,
             }
         }
-        let cancelled = self.io.cancel.is_cancelled();
-        let exit = if cancelled || self.failure.is_some() {
-            proc.stop(self.grace(), cancelled).await
-        } else {
-            proc.finish(self.grace()).await
-        };
-        self.collect(&mut proc, exit);
     }
 }

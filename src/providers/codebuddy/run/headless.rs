@@ -8,12 +8,18 @@ use super::{Exec, settle_claims};
 
 impl Exec<'_> {
     pub(super) async fn headless(&mut self) {
+        // A thread's kept control process would miss this run's turns.
+        self.evict_resident().await;
         let mut resume = self.session_plan().map(|(id, f)| (id.to_owned(), f));
         let mut prompt = self.req.prompt.clone();
         let mut claims: Vec<ClaimedMessage> = Vec::new();
         loop {
             let proc = self
-                .launch(resume.as_ref().map(|(id, f)| (id.as_str(), *f)), Some(&prompt))
+                .launch(
+                    resume.as_ref().map(|(id, f)| (id.as_str(), *f)),
+                    Some(&prompt),
+                    false,
+                )
                 .await;
             settle_claims(std::mem::take(&mut claims), proc.is_some(), "resume");
             let Some(mut proc) = proc else { return };

@@ -8,11 +8,15 @@
 //!   session before the input is written.
 //! * **Headless transport**: one `--print` process per provider turn; queued input continues the session
 //!   with `--resume` in a new process.
+//! * **Persistent process per thread** (`persist.rs`): an eligible thread run on the control transport
+//!   reuses the thread's kept process (only the next user frame is written) and gives it back after a
+//!   clean end.
 //!
-//! Every process is stopped and reaped before `run` returns, whatever happened.
+//! Every other process is stopped and reaped before `run` returns, whatever happened.
 
 mod control;
 mod headless;
+mod persist;
 mod proc;
 mod redact;
 mod turn;
@@ -34,6 +38,7 @@ use super::translate::{self, Translator};
 use super::{DRIVER_TYPE, env};
 use crate::providers::stream_json::run as shared;
 use crate::skills::SkillOverlay;
+pub use persist::Pool;
 use proc::{Launch, Proc};
 use turn::{Stall, Turn, TurnEnd};
 
@@ -44,6 +49,7 @@ pub(super) use crate::providers::stream_json::run::settle_claims;
 struct Exec<'a> {
     config: &'a CodeBuddyConfig,
     registry: &'a ProcessRegistry,
+    pool: &'a Pool,
     req: &'a Request,
     io: &'a RunIo,
     transport: Transport,
@@ -59,10 +65,18 @@ struct Exec<'a> {
     failure: Option<Failure>,
     structured: Option<Value>,
     processes: u32,
+    /// The process was kept for the thread's next run (so it has no exit yet).
+    kept: bool,
 }
 
 /// Runs one invocation.
-pub async fn run(config: &CodeBuddyConfig, registry: &ProcessRegistry, req: Request, io: RunIo) -> Response {
+pub async fn run(
+    config: &CodeBuddyConfig,
+    registry: &ProcessRegistry,
+    pool: &Pool,
+    req: Request,
+    io: RunIo,
+) -> Response {
     let transport = argv::select_transport(&req.policy);
     let config_dir = env::config_dir(config, &req.identity.profile);
     if let Some(reason) = guard_violation(&req, &config_dir) {
@@ -108,6 +122,7 @@ pub async fn run(config: &CodeBuddyConfig, registry: &ProcessRegistry, req: Requ
     let mut inv = Exec {
         config,
         registry,
+        pool,
         req: &req,
         io: &io,
         transport,
@@ -122,6 +137,7 @@ pub async fn run(config: &CodeBuddyConfig, registry: &ProcessRegistry, req: Requ
         failure: None,
         structured: None,
         processes: 0,
+        kept: false,
     };
     io.events
         .notice(
@@ -178,7 +194,24 @@ impl Exec<'_> {
         }
     }
 
-    async fn launch(&mut self, resume: Option<(&str, bool)>, prompt: Option<&str>) -> Option<Proc> {
+    /// The child's explicit environment.
+    fn vars(&self) -> std::collections::BTreeMap<String, String> {
+        env::vars(
+            self.config,
+            &self.req.env,
+            &self.config_dir,
+            self.transport,
+            self.skills.as_ref().map(SkillOverlay::skills_dir),
+        )
+    }
+
+    /// Starts a process; `kept` says whether it is kept for the thread after a clean run.
+    async fn launch(
+        &mut self,
+        resume: Option<(&str, bool)>,
+        prompt: Option<&str>,
+        kept: bool,
+    ) -> Option<Proc> {
         let inv = Invocation {
             resume: resume.map(|(id, _)| id),
             fork: resume.is_some_and(|(_, fork)| fork),
@@ -195,13 +228,7 @@ impl Exec<'_> {
             program: &program,
             args,
             cwd: &self.req.cwd,
-            vars: env::vars(
-                self.config,
-                &self.req.env,
-                &self.config_dir,
-                self.transport,
-                self.skills.as_ref().map(SkillOverlay::skills_dir),
-            ),
+            vars: self.vars(),
             inherit: proc::base_or_codebuddy,
             stdin: self.transport == Transport::Control,
             label: format!("codebuddy {} {}", self.transport.as_str(), self.req.run_id),
@@ -209,7 +236,10 @@ impl Exec<'_> {
         match Proc::spawn(self.registry, launch).await {
             Ok(p) => {
                 self.processes += 1;
-                let info = shared::spawned(&program, self.transport.as_str(), p.child.pid());
+                let mut info = shared::spawned(&program, self.transport.as_str(), p.child.pid());
+                if let crate::driver::DriverEvent::ProcessInfo(i) = &mut info {
+                    i.metadata.insert("persistent".into(), kept.to_string());
+                }
                 self.io.events.emit(info).await;
                 Some(p)
             }
@@ -222,12 +252,21 @@ impl Exec<'_> {
 
     /// Collects a finished process's output and exit.
     fn collect(&mut self, proc: &mut Proc, exit: crate::driver::process::ExitInfo) {
+        self.take_output(proc);
+        self.set_exit(exit);
+    }
+
+    /// Moves the process's output so far into this run's raw streams (a kept process keeps running).
+    fn take_output(&mut self, proc: &mut Proc) {
         self.raw
             .stdout
             .extend_from_slice(&redact::redact_stdout(&proc.stdout.take_raw().bytes));
         self.raw
             .stderr
             .extend_from_slice(&proc.child.stderr().take_full().bytes);
+    }
+
+    fn set_exit(&mut self, exit: crate::driver::process::ExitInfo) {
         self.exit = Some(ExitInfo {
             code: exit.code,
             signal: exit.signal,
@@ -326,13 +365,14 @@ impl Exec<'_> {
         };
         let success = self.failure.is_none()
             && last.as_ref().is_some_and(|r| r.is_success())
-            && self.exit.is_some_and(|e| e.success());
+            && (self.kept || self.exit.is_some_and(|e| e.success()));
         let checkpoint = last
             .as_ref()
             .map(|r| shared::checkpoint(&r.session_id, &self.req.cwd, &self.config_dir, success));
         let mut metadata = std::collections::BTreeMap::new();
         metadata.insert("transport".into(), self.transport.as_str().into());
         metadata.insert("processes".into(), self.processes.to_string());
+        metadata.insert("process_kept".into(), self.kept.to_string());
         if let Some(sid) = self.tr.session_id() {
             metadata.insert("session_id".into(), sid.to_owned());
         }
