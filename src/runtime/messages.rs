@@ -378,6 +378,51 @@ impl MessageQueue {
         }
     }
 
+    /// Records input that never entered this queue as a failed outcome (a Standby's queued input
+    /// failed by its cancel), publishing its `MessageUpdate` with the original text.
+    pub(crate) fn record_failed(
+        &self,
+        id: &str,
+        text: &str,
+        from: &Author,
+        timing: Timing,
+        reason: MessageFailure,
+    ) {
+        {
+            let mut st = self.lock();
+            if !st.seen.insert(id.to_owned()) {
+                return;
+            }
+            st.entries.push(Entry {
+                id: id.to_owned(),
+                original: text.to_owned(),
+                framed: String::new(),
+                from: from.clone(),
+                timing,
+                state: MessageState::Failed,
+                claimed: false,
+                turn: 0,
+                boundary: String::new(),
+                mechanism: String::new(),
+                reason: Some(reason),
+                possible_duplicate: false,
+                duplicate: false,
+            });
+        }
+        self.broker.publish_critical(
+            Payload::MessageUpdate(MessageUpdate {
+                id: id.to_owned(),
+                state: MessageState::Failed,
+                turn: 0,
+                boundary: String::new(),
+                mechanism: String::new(),
+                reason: Some(reason),
+                text: text.to_owned(),
+            }),
+            None,
+        );
+    }
+
     /// Withdraws entry `idx` when `cancel` fires while it is unclaimed (until admission closes).
     fn watch_withdrawal(self: &Arc<Self>, idx: usize, cancel: CancellationToken) {
         let queue = Arc::downgrade(self);

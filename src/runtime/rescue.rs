@@ -116,7 +116,12 @@ impl Rescue {
         let confirmed = self.verdict.get();
         let (reason, message, details, thread) = match confirmed {
             Some(c) => (c.reason, c.message, c.details, c.thread),
-            None => (FailureReason::InfrastructureError, String::new(), JsonMap::new(), None),
+            None => (
+                FailureReason::InfrastructureError,
+                String::new(),
+                JsonMap::new(),
+                None,
+            ),
         };
         let finished = RunFinished {
             run_id: self.run_id.clone(),

@@ -2,27 +2,34 @@
 //!
 //! While an execution is active, message-only sends join it as supplemental input; while idle, a
 //! send starts an execution. A send with any execution option queues a separate execution. `cancel`
-//! stops current processing, drops queued input and keeps accepting. One live handle per
-//! Agent/tenant/key: asking again returns the existing one, and task sends on that thread are
-//! refused with the busy error while it lives. A failed execution does not end the Standby; a
-//! rate-limit/network/provider-server failure with undelivered input is retried once; undelivered
-//! input otherwise carries into the next execution under its original ids.
+//! stops current processing, fails queued input with `cancelled` outcomes and keeps accepting. One
+//! live handle per Agent/tenant/key (the tenant the thread's rows use, whatever the identity shape):
+//! asking again returns the existing one, and task sends on that thread are refused with the busy
+//! error while it lives. The Standby holds the thread's store lease for its whole life, idle or not,
+//! so another process on the same store is excluded too; its executions run under that lease, and a
+//! failed release is reported with a `thread.ownership` notice. A failed execution does not end the
+//! Standby; a rate-limit/network/provider-server failure with undelivered input is retried once, with
+//! the failed execution's options, after a delay that blocks nothing; undelivered `run_failed` input
+//! otherwise carries into the next execution under its original ids, and input that cannot join an
+//! execution starts its own. Closing the Agent ends the Standby.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
+use chrono::Utc;
 use futures::StreamExt;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
-use super::error::{MessageError, MessageErrorKind};
-use super::event::Event;
+use super::error::{Error, FailureReason, MessageError, MessageErrorKind, ThreadErrorKind};
+use super::event::{Event, EventMeta, MessageUpdate, Payload};
 use super::options::{CallOptions, MessageOptions};
 use super::result::MessageState;
 use super::stream::{RunOutcome, Stream};
-use super::thread::Thread;
-use crate::driver::{Author, Timing};
+use super::thread::{Thread, lease_target};
+use crate::driver::{Author, MessageFailure, Notice, Timing, notice_kind};
+use crate::store::{Lease, ThreadStore};
 
 /// Delay before the single automatic retry when the failure carried no retry-after hint.
 const RETRY_FALLBACK: Duration = Duration::from_secs(2);
@@ -52,12 +59,36 @@ struct Input {
     timing: Timing,
 }
 
+/// The store lease a Standby holds on its thread for its whole life; its executions borrow it.
+pub(crate) struct OwnedLease {
+    lease: Mutex<Option<Lease>>,
+    /// Cancelled when the lease is lost (a renewal failed) or released.
+    lost: CancellationToken,
+}
+
+impl OwnedLease {
+    /// The current lease, unless it was lost or released.
+    pub(crate) fn current(&self) -> Option<Lease> {
+        if self.lost.is_cancelled() {
+            return None;
+        }
+        self.lease.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Cancelled when the lease is lost or released.
+    pub(crate) fn lost_token(&self) -> CancellationToken {
+        self.lost.clone()
+    }
+}
+
 pub(crate) struct StandbyInner {
     commands: mpsc::UnboundedSender<Command>,
     events: Mutex<Option<mpsc::Receiver<Event>>>,
     executions: Mutex<Option<mpsc::Receiver<Stream>>>,
     subscribed: Arc<Subscribed>,
-    lifetime: CancellationToken,
+    /// Cancelled when the Standby ended: its lifetime ended, its Agent closed, or it could not
+    /// (or can no longer) own the thread.
+    ended: CancellationToken,
 }
 
 /// Which consumer the host took: the merged events, or the executions themselves.
@@ -91,12 +122,14 @@ impl StandbyRegistry {
         let live = self.live.lock().unwrap_or_else(|p| p.into_inner());
         live.get(&(tenant.to_owned(), key.to_owned()))
             .and_then(Weak::upgrade)
-            .is_some_and(|s| !s.lifetime.is_cancelled())
+            .is_some_and(|s| !s.ended.is_cancelled())
     }
 }
 
 impl Standby {
-    /// Sends input. `Ok` returns the message id and means admission, not delivery.
+    /// Sends input. `Ok` returns the message id and means admission, not delivery. The call's
+    /// options other than message attributes queue a separate execution; the send bounds admission
+    /// only (dropping the future after `Ok` does not withdraw the input).
     pub async fn send(&self, text: &str, opts: impl Into<CallOptions>) -> Result<String, MessageError> {
         let (reply, rx) = oneshot::channel();
         let closed = || MessageError {
@@ -104,6 +137,9 @@ impl Standby {
             text: text.to_owned(),
             kind: MessageErrorKind::RunFinished,
         };
+        if self.inner.ended.is_cancelled() {
+            return Err(closed());
+        }
         self.inner
             .commands
             .send(Command::Send {
@@ -116,8 +152,10 @@ impl Standby {
     }
 
     /// The event stream of every execution (each with its own `RunStarted` … `Done`, in execution
-    /// order). Single consumer: the first call takes it; events before the first call are discarded.
-    /// Bounded ([`STANDBY_EVENT_BUFFER`]): a consumer that falls behind holds up the forwarding, and the
+    /// order), plus the Standby's own reports outside any execution (input cancelled while no
+    /// execution ran, a `thread.ownership` notice), which carry an empty run id. Single consumer:
+    /// the first call takes it; events before the first call are discarded. Bounded
+    /// ([`STANDBY_EVENT_BUFFER`]): a consumer that falls behind holds up the forwarding, and the
     /// execution's own backpressure applies (content drops, counted in `Dropped`).
     pub fn events(&self) -> Option<mpsc::Receiver<Event>> {
         let rx = self.inner.events.lock().unwrap_or_else(|p| p.into_inner()).take();
@@ -149,77 +187,155 @@ impl Standby {
         rx
     }
 
-    /// Cancels current processing and queued input; the Standby keeps accepting.
+    /// Cancels current processing, fails queued, carried and pending-retry input with `cancelled`
+    /// outcomes (in the cancelled execution's result, or as Standby reports when none ran); the
+    /// Standby keeps accepting.
     pub fn cancel(&self) {
         let _ = self.inner.commands.send(Command::Cancel);
     }
 
-    /// True until the lifetime token is cancelled.
+    /// True until the Standby ended (its lifetime ended, its Agent closed, or it lost the thread).
     pub fn is_live(&self) -> bool {
-        !self.inner.lifetime.is_cancelled()
+        !self.inner.ended.is_cancelled()
     }
 }
 
 impl Thread {
-    /// Opens (or returns the live) Standby for this thread and `tenant_opts`' identity. `lifetime`
-    /// owns it: cancel the token to shut it down and release ownership.
+    /// Opens (or returns the live) Standby for this thread and `defaults`' identity (else the
+    /// Agent's default identity). `lifetime` owns it: cancel the token to shut it down and release
+    /// ownership. It takes the thread's store lease before it accepts input; when another owner
+    /// holds it, the Standby ends at once (a `thread.ownership` notice says why) and its sends fail
+    /// with `run_finished` — [`Thread::open_standby`] reports that as an error instead.
     pub fn standby(&self, lifetime: CancellationToken, defaults: CallOptions) -> Standby {
-        let tenant = defaults
-            .shared
-            .identity
-            .as_ref()
-            .map(|i| i.tenant.clone())
-            .unwrap_or_default();
-        let registry = self.agent_ref().inner.standbys.clone();
-        let key = (tenant, self.key().to_owned());
+        self.open(lifetime, defaults).0
+    }
+
+    /// Like [`Thread::standby`], but waits until the Standby owns the thread: an error when another
+    /// execution, Standby or process holds it (`thread_busy`), the store failed, or the Agent is
+    /// closed.
+    pub async fn open_standby(
+        &self,
+        lifetime: CancellationToken,
+        defaults: CallOptions,
+    ) -> Result<Standby, Error> {
+        let (standby, ready) = self.open(lifetime, defaults);
+        match ready {
+            None => Ok(standby),
+            Some(rx) => match rx.await {
+                Ok(Ok(())) => Ok(standby),
+                Ok(Err(e)) => Err(e),
+                Err(_) => Err(Error::AgentClosed),
+            },
+        }
+    }
+
+    /// The Standby (an existing live one, or a new one whose worker reports on `ready` once it owns
+    /// the thread).
+    fn open(
+        &self,
+        lifetime: CancellationToken,
+        defaults: CallOptions,
+    ) -> (Standby, Option<oneshot::Receiver<Result<(), Error>>>) {
+        let agent = self.agent_ref().clone();
+        let tenant = self.tenant_for(&defaults);
+        let registry = agent.inner.standbys.clone();
+        let key = (tenant.clone(), self.key().to_owned());
         let mut live = registry.live.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(existing) = live.get(&key).and_then(Weak::upgrade)
-            && !existing.lifetime.is_cancelled()
+            && !existing.ended.is_cancelled()
         {
-            return Standby { inner: existing };
+            return (Standby { inner: existing }, None);
         }
         let (commands, inbox) = mpsc::unbounded_channel();
         let (out_tx, out_rx) = mpsc::channel(STANDBY_EVENT_BUFFER);
         let (exec_tx, exec_rx) = mpsc::channel(EXECUTION_BUFFER);
         let subscribed = Arc::new(Subscribed::default());
+        let ended = lifetime.child_token();
         let inner = Arc::new(StandbyInner {
             commands,
             events: Mutex::new(Some(out_rx)),
             executions: Mutex::new(Some(exec_rx)),
             subscribed: subscribed.clone(),
-            lifetime: lifetime.clone(),
+            ended: ended.clone(),
         });
+        let (ready_tx, ready_rx) = oneshot::channel();
+        if agent.is_closed() {
+            ended.cancel();
+            let _ = ready_tx.send(Err(Error::AgentClosed));
+            return (Standby { inner }, Some(ready_rx));
+        }
         live.insert(key, Arc::downgrade(&inner));
         drop(live);
+        let owned = Arc::new(OwnedLease {
+            lease: Mutex::new(None),
+            lost: CancellationToken::new(),
+        });
         let worker = Worker {
-            thread: self.clone().standby_owned(),
+            thread: self.clone().standby_owned(owned.clone()),
             defaults,
+            store: agent.inner.store.clone(),
+            target: lease_target(&tenant, self.key()),
+            owner: format!("standby-{}", uuid::Uuid::new_v4()),
+            timing: self.lease_timing(),
+            owned,
             out: out_tx,
             executions: exec_tx,
             forwarding: None,
             subscribed,
+            reports: 0,
             current: None,
             queue: VecDeque::new(),
             carried: Vec::new(),
+            retry: None,
         };
-        // In the caller's span (a host's standby span), so its executions' logs carry it.
-        tokio::spawn(tracing::Instrument::in_current_span(worker.run(inbox, lifetime)));
-        Standby { inner }
+        let closing = agent.inner.cancel.clone();
+        // On the Agent's tracker, so `Agent::close` waits for it; in the caller's span (a host's
+        // standby span), so its executions' logs carry it.
+        agent.inner.tracker.spawn(tracing::Instrument::in_current_span(
+            worker.run(inbox, ended, closing, ready_tx),
+        ));
+        (Standby { inner }, Some(ready_rx))
     }
+}
+
+/// The execution a Standby is running.
+struct Current {
+    stream: Stream,
+    /// Its input (the starting prompt first), and whether each was admitted to it.
+    inputs: Vec<(Input, bool)>,
+    retried: bool,
+    /// Its own options (a retry reuses them).
+    opts: CallOptions,
+}
+
+/// A retry waiting for its delay.
+struct Retry {
+    at: tokio::time::Instant,
+    inputs: Vec<Input>,
+    opts: CallOptions,
 }
 
 struct Worker {
     thread: Thread,
     defaults: CallOptions,
+    store: Arc<dyn ThreadStore>,
+    target: String,
+    owner: String,
+    /// The lease TTL and renewal interval.
+    timing: (Duration, Duration),
+    owned: Arc<OwnedLease>,
     out: mpsc::Sender<Event>,
     executions: mpsc::Sender<Stream>,
-    /// The forwarder of the latest execution: the next one starts forwarding after it, so the
-    /// merged stream keeps execution order.
+    /// The forwarder of the latest execution (or report): the next one starts forwarding after it,
+    /// so the merged stream keeps execution order.
     forwarding: Option<tokio::task::JoinHandle<()>>,
     subscribed: Arc<Subscribed>,
-    current: Option<(Stream, Vec<Input>, bool)>,
+    /// Standby-level reports sent so far (their sequence numbers).
+    reports: u64,
+    current: Option<Current>,
     queue: VecDeque<(Input, CallOptions)>,
     carried: Vec<Input>,
+    retry: Option<Retry>,
 }
 
 fn merged(defaults: &CallOptions, opts: CallOptions) -> CallOptions {
@@ -230,6 +346,20 @@ fn merged(defaults: &CallOptions, opts: CallOptions) -> CallOptions {
     o
 }
 
+/// True for a run failure the Standby retries once: rate limit, network, provider server error.
+fn transient_delay(outcome: &RunOutcome) -> Option<Duration> {
+    let r = outcome.as_ref().err()?.as_run()?;
+    let code = r.details.get("code").and_then(|v| v.as_str()).unwrap_or_default();
+    matches!(code, "rate_limited" | "network_error" | "provider_server_error").then(|| {
+        r.details
+            .get("retry_after_ms")
+            .and_then(|v| v.as_u64())
+            .map(Duration::from_millis)
+            .unwrap_or(RETRY_FALLBACK)
+            .min(RETRY_MAX)
+    })
+}
+
 impl Worker {
     fn input(text: &str, opts: &CallOptions) -> Input {
         Input {
@@ -237,6 +367,7 @@ impl Worker {
                 .message
                 .id
                 .clone()
+                .filter(|id| !id.is_empty())
                 .unwrap_or_else(|| format!("msg-{}", uuid::Uuid::now_v7())),
             text: text.to_owned(),
             from: opts.message.from.clone().unwrap_or_default(),
@@ -245,23 +376,59 @@ impl Worker {
     }
 
     /// Starts an execution with `first` as the prompt and `rest` joined as supplemental input.
+    /// Input the execution cannot take (a timing or size it refuses, messages disabled by its
+    /// options) is never dropped: it starts its own execution next, with a notice in this one.
     async fn start(&mut self, first: Input, rest: Vec<Input>, opts: CallOptions, retried: bool) {
-        let opts = merged(&self.defaults, opts)
+        let run_opts = merged(&self.defaults, opts.clone())
             .message_id(first.id.clone())
             .from(first.from.clone());
-        let stream = self.thread.send(&first.text, opts);
-        for m in &rest {
-            let _ = stream
-                .send(
-                    m.text.clone(),
-                    MessageOptions::new().id(m.id.clone()).from(m.from.clone()),
-                )
-                .await;
+        let stream = self.thread.send(&first.text, run_opts);
+        let mut inputs = vec![(first, true)];
+        let mut cannot_join = Vec::new();
+        for m in rest {
+            let msg = MessageOptions::new()
+                .id(m.id.clone())
+                .from(m.from.clone())
+                .when(m.timing);
+            match stream.send(m.text.clone(), msg).await {
+                Ok(_) => inputs.push((m, true)),
+                // The execution already ended (refused, or finished at once): carried like the
+                // rest of its undelivered input.
+                Err(e)
+                    if matches!(
+                        e.kind,
+                        MessageErrorKind::RunFinished | MessageErrorKind::Cancelled
+                    ) =>
+                {
+                    inputs.push((m, false));
+                }
+                Err(e) => {
+                    stream.publish_notice(
+                        Notice::new(
+                            notice_kind::LIFECYCLE,
+                            format!(
+                                "message {} cannot join this execution ({e}); it starts the next one",
+                                m.id
+                            ),
+                        )
+                        .with_meta("code", "standby_input_requeued")
+                        .with_data("id", m.id.as_str())
+                        .with_data("reason", e.code()),
+                    );
+                    cannot_join.push(m);
+                }
+            }
         }
-        let mut inputs = vec![first];
-        inputs.extend(rest);
+        for m in cannot_join.into_iter().rev() {
+            self.queue.push_front((m, opts.clone()));
+        }
         self.hand_over(&stream).await;
-        self.current = Some((stream, inputs, retried));
+        self.current = Some(Current {
+            stream,
+            inputs,
+            retried,
+            opts,
+        });
     }
 
     /// Gives the execution's events to the host: the execution itself when it took
@@ -272,15 +439,22 @@ impl Worker {
         if self.subscribed.executions.load(SeqCst) && self.executions.send(stream.clone()).await.is_ok() {
             return;
         }
+        let events = stream.events();
+        self.forward(events.map(Some).boxed());
+    }
+
+    /// Chains `events` after the previous forwarder into the merged stream.
+    fn forward(&mut self, mut events: futures::stream::BoxStream<'static, Option<Event>>) {
+        use std::sync::atomic::Ordering::SeqCst;
         let out = self.out.clone();
         let subscribed = self.subscribed.clone();
         let previous = self.forwarding.take();
-        let mut events = stream.events();
         self.forwarding = Some(tokio::spawn(async move {
             if let Some(previous) = previous {
                 let _ = previous.await;
             }
             while let Some(e) = events.next().await {
+                let Some(e) = e else { continue };
                 if subscribed.events.load(SeqCst) && out.send(e).await.is_err() {
                     // The consumer is gone: drain without forwarding.
                     subscribed.events.store(false, SeqCst);
@@ -289,34 +463,79 @@ impl Worker {
         }));
     }
 
+    /// A Standby-level report (outside any execution: an empty run id), in order after what was
+    /// forwarded before.
+    fn report(&mut self, payloads: Vec<Payload>) {
+        let key = self.thread.key().to_owned();
+        let events: Vec<Option<Event>> = payloads
+            .into_iter()
+            .map(|payload| {
+                self.reports += 1;
+                Some(Event {
+                    meta: EventMeta {
+                        run_id: String::new(),
+                        thread_key: key.clone(),
+                        sequence: self.reports,
+                        time: Utc::now(),
+                        turn_id: String::new(),
+                        source: None,
+                    },
+                    payload,
+                })
+            })
+            .collect();
+        self.forward(futures::stream::iter(events).boxed());
+    }
+
+    fn cancelled_update(input: &Input) -> Payload {
+        Payload::MessageUpdate(MessageUpdate {
+            id: input.id.clone(),
+            state: MessageState::Failed,
+            turn: 0,
+            boundary: String::new(),
+            mechanism: String::new(),
+            reason: Some(MessageFailure::Cancelled),
+            text: input.text.clone(),
+        })
+    }
+
     async fn on_send(&mut self, text: String, opts: CallOptions) -> Result<String, MessageError> {
         let input = Self::input(&text, &opts);
+        let id = input.id.clone();
         if opts.has_execution_options() {
-            if self.current.is_some() {
-                let id = input.id.clone();
+            if self.current.is_some() || self.retry.is_some() {
                 self.queue.push_back((input, opts));
                 return Ok(id);
             }
-            let id = input.id.clone();
             let (first, rest) = self.with_carried(input);
             self.start(first, rest, opts, false).await;
             return Ok(id);
         }
-        if let Some((stream, inputs, _)) = &mut self.current {
+        if let Some(cur) = &mut self.current {
             let msg = MessageOptions::new()
                 .id(input.id.clone())
                 .from(input.from.clone())
                 .when(input.timing);
-            match stream.send(text.clone(), msg).await {
+            match cur.stream.send(text.clone(), msg).await {
                 Ok(id) => {
-                    inputs.push(input);
+                    cur.inputs.push((input, true));
                     return Ok(id);
                 }
                 Err(e) if e.kind != MessageErrorKind::RunFinished => return Err(e),
-                Err(_) => {} // raced with the end of the execution: start a new one below
+                Err(_) => {
+                    // Raced with the end of the execution: settle it first (its carried input and
+                    // queue), then place this input where it belongs now.
+                    let outcome = cur.stream.result().await;
+                    self.on_finished(outcome).await;
+                    return Box::pin(self.on_send(text, opts)).await;
+                }
             }
         }
-        let id = input.id.clone();
+        if let Some(retry) = &mut self.retry {
+            // Joins the pending retry (it waits for the same delay).
+            retry.inputs.push(input);
+            return Ok(id);
+        }
         let (first, rest) = self.with_carried(input);
         self.start(first, rest, CallOptions::new(), false).await;
         Ok(id)
@@ -330,99 +549,227 @@ impl Worker {
         (first, all)
     }
 
-    /// Handles the end of the current execution: retry once, carry undelivered input, start the
-    /// next queued execution.
+    /// Handles the end of the current execution: schedule the one retry, carry undelivered
+    /// `run_failed` input, start the next queued execution.
     async fn on_finished(&mut self, outcome: RunOutcome) {
-        let Some((_, inputs, retried)) = self.current.take() else {
+        let Some(cur) = self.current.take() else {
             return;
         };
-        let undelivered: Vec<Input> = match &outcome {
-            Ok(r) => {
-                let failed: Vec<String> = r.undelivered().into_iter().map(|m| m.id).collect();
-                inputs.into_iter().filter(|i| failed.contains(&i.id)).collect()
-            }
-            Err(e) => {
-                let partial = e.as_run().map(|r| r.result.clone());
-                let delivered: Vec<String> = partial
-                    .map(|r| {
-                        let mut d: Vec<String> = r
-                            .messages()
-                            .into_iter()
-                            .filter(|m| m.state == MessageState::Delivered)
-                            .map(|m| m.id)
-                            .collect();
-                        if r.turns > 0 {
-                            d.extend(inputs.first().map(|i| i.id.clone()));
-                        }
-                        d
-                    })
-                    .unwrap_or_default();
-                inputs
-                    .into_iter()
-                    .filter(|i| !delivered.contains(&i.id))
-                    .collect()
+        let cancelled = outcome
+            .as_ref()
+            .err()
+            .and_then(Error::reason)
+            .is_some_and(|r| r == FailureReason::Cancelled);
+        // Only input that failed because the run failed carries (never cancelled, limit, rejected).
+        let carry: Vec<Input> = if cancelled {
+            Vec::new()
+        } else {
+            let result = match &outcome {
+                Ok(r) => Some(r.clone()),
+                Err(e) => e.as_run().map(|r| r.result.clone()),
+            };
+            match result {
+                // Refused before admission: nothing happened, all of it carries.
+                None => cur.inputs.into_iter().map(|(i, _)| i).collect(),
+                Some(r) => {
+                    let outcomes = r.messages();
+                    let succeeded = outcome.is_ok();
+                    cur.inputs
+                        .into_iter()
+                        .enumerate()
+                        .filter(|(n, (i, admitted))| {
+                            if *n == 0 {
+                                return !succeeded && r.turns == 0;
+                            }
+                            if !admitted {
+                                return true;
+                            }
+                            outcomes
+                                .iter()
+                                .find(|m| m.id == i.id)
+                                .is_none_or(|m| m.reason == Some(MessageFailure::RunFailed))
+                        })
+                        .map(|(_, (i, _))| i)
+                        .collect()
+                }
             }
         };
-        let transient = outcome.as_ref().err().and_then(|e| e.as_run()).and_then(|r| {
-            let code = r.details.get("code").and_then(|v| v.as_str()).unwrap_or_default();
-            matches!(code, "rate_limited" | "network_error" | "provider_server_error").then(|| {
-                r.details
-                    .get("retry_after_ms")
-                    .and_then(|v| v.as_u64())
-                    .map(Duration::from_millis)
-                    .unwrap_or(RETRY_FALLBACK)
-                    .min(RETRY_MAX)
-            })
-        });
-        match transient {
-            Some(delay) if !retried && !undelivered.is_empty() => {
-                tokio::time::sleep(delay).await;
-                let mut rest = undelivered;
-                let first = rest.remove(0);
-                self.start(first, rest, CallOptions::new(), true).await;
+        match transient_delay(&outcome) {
+            Some(delay) if !cur.retried && !carry.is_empty() => {
+                self.retry = Some(Retry {
+                    at: tokio::time::Instant::now() + delay,
+                    inputs: carry,
+                    opts: cur.opts,
+                });
                 return;
             }
-            _ => self.carried.extend(undelivered),
+            _ => self.carried.extend(carry),
         }
+        self.start_queued().await;
+    }
+
+    async fn start_queued(&mut self) {
         if let Some((input, opts)) = self.queue.pop_front() {
             let (first, rest) = self.with_carried(input);
             self.start(first, rest, opts, false).await;
         }
     }
 
-    async fn run(mut self, mut inbox: mpsc::UnboundedReceiver<Command>, lifetime: CancellationToken) {
+    /// The pending retry's delay passed: run it once, with the failed execution's options.
+    async fn on_retry(&mut self) {
+        let Some(retry) = self.retry.take() else {
+            return;
+        };
+        let mut rest = retry.inputs;
+        if rest.is_empty() {
+            self.start_queued().await;
+            return;
+        }
+        let first = rest.remove(0);
+        self.start(first, rest, retry.opts, true).await;
+    }
+
+    async fn on_cancel(&mut self) {
+        let mut dropped: Vec<Input> = self.queue.drain(..).map(|(i, _)| i).collect();
+        dropped.append(&mut self.carried);
+        if let Some(retry) = self.retry.take() {
+            dropped.extend(retry.inputs);
+        }
+        match self.current.take() {
+            Some(cur) if cur.stream.try_result().is_none() => {
+                // Reported in the cancelled execution's result and events.
+                for i in &dropped {
+                    cur.stream
+                        .record_failed(&i.id, &i.text, &i.from, i.timing, MessageFailure::Cancelled);
+                }
+                cur.stream.cancel();
+                let _ = cur.stream.result().await;
+            }
+            _ => {
+                let reports = dropped.iter().map(Self::cancelled_update).collect::<Vec<_>>();
+                if !reports.is_empty() {
+                    self.report(reports);
+                }
+            }
+        }
+    }
+
+    /// Takes the thread's store lease (no retry: a host reopens the Standby).
+    async fn acquire(&self) -> Result<(), Error> {
+        let (ttl, _) = self.timing;
+        let lease = self
+            .store
+            .acquire_lease(&self.target, &self.owner, ttl)
+            .await
+            .map_err(|e| match e {
+                crate::store::StoreError::Busy { .. } => Error::thread(
+                    ThreadErrorKind::Busy,
+                    "another execution or process owns this thread",
+                ),
+                other => Error::thread(ThreadErrorKind::Store, other.to_string()),
+            })?;
+        *self.owned.lease.lock().unwrap_or_else(|p| p.into_inner()) = Some(lease);
+        Ok(())
+    }
+
+    /// Renews the lease; false when it is lost.
+    async fn renew(&self) -> bool {
+        let (ttl, _) = self.timing;
+        let Some(lease) = self.owned.current() else {
+            return false;
+        };
+        match self.store.renew_lease(&lease, ttl).await {
+            Ok(renewed) => {
+                *self.owned.lease.lock().unwrap_or_else(|p| p.into_inner()) = Some(renewed);
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    fn ownership_notice(&mut self, text: String) {
+        self.report(vec![Payload::Notice(Notice::new(
+            notice_kind::THREAD_OWNERSHIP,
+            text,
+        ))]);
+    }
+
+    /// Ends the Standby: current processing is cancelled, the lease released (a failure is a
+    /// `thread.ownership` notice), the handle marked ended.
+    async fn shutdown(mut self, ended: &CancellationToken) {
+        ended.cancel();
+        if let Some(cur) = self.current.take() {
+            cur.stream.cancel();
+            let _ = cur.stream.result().await;
+        }
+        let lease = self.owned.lease.lock().unwrap_or_else(|p| p.into_inner()).take();
+        self.owned.lost.cancel();
+        if let Some(lease) = lease
+            && let Err(e) = self.store.release_lease(&lease).await
+        {
+            self.ownership_notice(format!(
+                "releasing the Standby's ownership of the thread failed: {e}; it lapses when its lease expires"
+            ));
+        }
+        if let Some(last) = self.forwarding.take() {
+            let _ = last.await;
+        }
+    }
+
+    async fn run(
+        mut self,
+        mut inbox: mpsc::UnboundedReceiver<Command>,
+        ended: CancellationToken,
+        closing: CancellationToken,
+        ready: oneshot::Sender<Result<(), Error>>,
+    ) {
+        if let Err(e) = self.acquire().await {
+            self.ownership_notice(format!("the Standby cannot own the thread: {e}"));
+            let _ = ready.send(Err(e));
+            self.shutdown(&ended).await;
+            return;
+        }
+        let _ = ready.send(Ok(()));
+        let (_, every) = self.timing;
+        let mut renewal = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
         loop {
             let finished = async {
                 match &self.current {
-                    Some((s, _, _)) => s.result().await,
+                    Some(cur) => cur.stream.result().await,
+                    None => std::future::pending().await,
+                }
+            };
+            let retry_at = self.retry.as_ref().map(|r| r.at);
+            let retry_due = async move {
+                match retry_at {
+                    Some(at) => tokio::time::sleep_until(at).await,
                     None => std::future::pending().await,
                 }
             };
             tokio::select! {
-                _ = lifetime.cancelled() => {
-                    if let Some((s, _, _)) = &self.current {
-                        s.cancel();
-                        let _ = s.result().await;
+                _ = ended.cancelled() => break,
+                _ = closing.cancelled() => break,
+                _ = renewal.tick() => {
+                    if !self.renew().await {
+                        self.owned.lost.cancel();
+                        self.ownership_notice(
+                            "the Standby lost its ownership lease of the thread; it ends".into(),
+                        );
+                        break;
                     }
-                    return;
                 }
                 cmd = inbox.recv() => match cmd {
-                    None => return,
+                    None => break,
                     Some(Command::Send { text, opts, reply }) => {
                         let r = self.on_send(text, opts).await;
                         let _ = reply.send(r);
                     }
-                    Some(Command::Cancel) => {
-                        self.queue.clear();
-                        self.carried.clear();
-                        if let Some((s, _, _)) = self.current.take() {
-                            s.cancel();
-                            let _ = s.result().await;
-                        }
-                    }
+                    Some(Command::Cancel) => self.on_cancel().await,
                 },
                 outcome = finished => self.on_finished(outcome).await,
+                _ = retry_due, if self.current.is_none() => self.on_retry().await,
             }
         }
+        self.shutdown(&ended).await;
     }
 }

@@ -142,6 +142,28 @@ impl Stream {
         }
     }
 
+    /// Publishes a critical notice into this execution's stream (a no-op once it finished).
+    pub(crate) fn publish_notice(&self, notice: crate::driver::Notice) {
+        self.shared
+            .broker
+            .publish_critical(super::event::Payload::Notice(notice), None);
+    }
+
+    /// Records input that never reached this execution as a failed outcome of it (a Standby's
+    /// queued input when it is cancelled), with its `MessageUpdate`.
+    pub(crate) fn record_failed(
+        &self,
+        id: &str,
+        text: &str,
+        from: &crate::driver::Author,
+        timing: crate::driver::Timing,
+        reason: crate::driver::MessageFailure,
+    ) {
+        if let Some(q) = &self.shared.queue {
+            q.record_failed(id, text, from, timing, reason);
+        }
+    }
+
     /// Published and dropped event counts so far (for metrics).
     pub fn event_counters(&self) -> (u64, u64) {
         self.shared.broker.counters()

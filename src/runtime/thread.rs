@@ -54,8 +54,9 @@ pub struct Thread {
     mode: Arc<Mutex<Mode>>,
     pending: Arc<Mutex<Option<Record>>>,
     lease_timing: (Duration, Duration),
-    /// Sends from the thread's own Standby bypass the Standby ownership check.
-    standby_owner: bool,
+    /// Set on the thread of a Standby's worker: its executions run under the Standby's ownership
+    /// lease (held and renewed by the Standby, idle or not) and bypass the Standby ownership check.
+    standby: Option<Arc<super::standby::OwnedLease>>,
 }
 
 impl std::fmt::Debug for Thread {
@@ -96,7 +97,7 @@ impl Agent {
             mode: Arc::new(Mutex::new(Mode::ContinueOrStart)),
             pending: Arc::new(Mutex::new(None)),
             lease_timing: (LEASE_TTL, LEASE_RENEW),
-            standby_owner: false,
+            standby: None,
         }
     }
 
@@ -141,9 +142,14 @@ impl Thread {
         &self.agent
     }
 
-    pub(crate) fn standby_owned(mut self) -> Thread {
-        self.standby_owner = true;
+    pub(crate) fn standby_owned(mut self, lease: Arc<super::standby::OwnedLease>) -> Thread {
+        self.standby = Some(lease);
         self
+    }
+
+    /// The lease TTL and renewal interval.
+    pub(crate) fn lease_timing(&self) -> (Duration, Duration) {
+        self.lease_timing
     }
 
     /// The tenant `opts` act for on this thread: the call's identity, else the Agent's default one,
@@ -175,7 +181,7 @@ impl Thread {
                 return super::agent::refused(Error::thread(ThreadErrorKind::Incompatible, why));
             }
         }
-        if !self.standby_owner && inner.standbys.is_live(&self.tenant_for(&opts), &self.key) {
+        if self.standby.is_none() && inner.standbys.is_live(&self.tenant_for(&opts), &self.key) {
             return super::agent::refused(Error::thread(
                 ThreadErrorKind::Busy,
                 "a live Standby owns this thread",
@@ -220,6 +226,11 @@ pub(crate) fn tenant_of(identity: &crate::driver::Identity) -> String {
     } else {
         identity.tenant.clone()
     }
+}
+
+/// The store lease target of thread `key` of `tenant`.
+pub(crate) fn lease_target(tenant: &str, key: &str) -> String {
+    format!("key:{tenant}:{key}")
 }
 
 /// The tenant of threads whose caller set none.
@@ -350,6 +361,8 @@ struct Held {
     fresh_over: bool,
     renewal: Option<tokio::task::JoinHandle<()>>,
     lost: Arc<std::sync::atomic::AtomicBool>,
+    /// The first lease is the Standby's: it is neither renewed nor released by the execution.
+    borrowed: bool,
 }
 
 /// The per-execution thread logic.
@@ -406,6 +419,7 @@ impl ThreadHooks {
                 fresh_over: false,
                 renewal: None,
                 lost: Arc::new(std::sync::atomic::AtomicBool::new(false)),
+                borrowed: false,
             }),
             thread,
         }
@@ -416,7 +430,7 @@ impl ThreadHooks {
     }
 
     fn target(&self, key: &str) -> String {
-        format!("key:{}:{}", self.tenant, key)
+        lease_target(&self.tenant, key)
     }
 
     fn store_err(e: StoreError) -> Error {
@@ -505,6 +519,23 @@ impl ThreadHooks {
     }
 
     fn start_renewal(&self, held: &mut Held, verdict: Verdict, cancel: CancellationToken) {
+        if let Some(owned) = &self.thread.standby {
+            // The Standby renews its lease; the execution stops when the Standby loses it.
+            let lost = held.lost.clone();
+            let gone = owned.lost_token();
+            held.renewal = Some(tokio::spawn(async move {
+                gone.cancelled().await;
+                lost.store(true, std::sync::atomic::Ordering::SeqCst);
+                verdict.confirm_thread(
+                    FailureReason::InfrastructureError,
+                    ThreadErrorKind::LeaseLost,
+                    "thread ownership lease lost (the Standby's renewal failed)",
+                    JsonMap::new(),
+                );
+                cancel.cancel();
+            }));
+            return;
+        }
         let store = self.store.clone();
         let leases = held.leases.clone();
         let lost = held.lost.clone();
@@ -547,12 +578,24 @@ impl ExecutionHooks for ThreadHooks {
         let key = self.thread.key.clone();
         let (ttl, _) = self.thread.lease_timing;
         let mut held = self.held.lock().await;
-        let lease = self
-            .store
-            .acquire_lease(&self.target(&key), &self.owner, ttl)
-            .await
-            .map_err(Self::store_err)?;
-        held.leases.push(lease);
+        match &self.thread.standby {
+            // A Standby's execution runs under the Standby's lease.
+            Some(owned) => {
+                let lease = owned.current().ok_or_else(|| {
+                    Error::thread(ThreadErrorKind::LeaseLost, "the Standby lost the thread's lease")
+                })?;
+                held.leases.push(lease);
+                held.borrowed = true;
+            }
+            None => {
+                let lease = self
+                    .store
+                    .acquire_lease(&self.target(&key), &self.owner, ttl)
+                    .await
+                    .map_err(Self::store_err)?;
+                held.leases.push(lease);
+            }
+        }
         let pending = self
             .thread
             .pending
@@ -873,7 +916,9 @@ impl ExecutionHooks for ThreadHooks {
         if let Some(r) = held.renewal.take() {
             r.abort();
         }
-        for lease in held.leases.drain(..).rev() {
+        let borrowed = std::mem::take(&mut held.borrowed);
+        let leases: Vec<Lease> = held.leases.drain(..).skip(usize::from(borrowed)).collect();
+        for lease in leases.into_iter().rev() {
             let _ = self.store.release_lease(&lease).await;
         }
     }

@@ -10,6 +10,7 @@ mod receipts;
 mod resume;
 pub mod shapes;
 mod standby;
+mod standby_contract;
 
 use std::sync::Arc;
 
