@@ -450,7 +450,6 @@ impl AgentBuilder {
 mod tests {
     use super::*;
     use crate::runtime::options::resolve;
-    use crate::testkit::reference::{ReferenceConfig, ReferenceDriver};
 
     /// An ecosystem option from a closure over the run setters.
     struct Run<F: Fn(&mut RunSettings<'_>)>(F);
@@ -802,8 +801,25 @@ mod tests {
         assert!(matches!(&driver_schema.schema, Some(Ok(s)) if s.name == "answer"));
     }
 
+    /// A driver that is never run (the builder needs one; the runtime may not import the testkit's).
+    #[derive(Debug)]
+    struct NoDriver;
+
+    #[async_trait::async_trait]
+    impl crate::driver::Driver for NoDriver {
+        fn descriptor(&self) -> crate::driver::Descriptor {
+            crate::driver::Descriptor::default()
+        }
+        fn validate_config(&self) -> Result<(), crate::driver::InvalidConfig> {
+            Ok(())
+        }
+        async fn run(&self, _: crate::driver::Request, _: crate::driver::RunIo) -> crate::driver::Response {
+            crate::driver::Response::default()
+        }
+    }
+
     fn builder() -> AgentBuilder {
-        super::super::Agent::builder(ReferenceDriver::new(ReferenceConfig::default()))
+        super::super::Agent::builder(NoDriver)
     }
 
     fn builder_state(b: &mut AgentBuilder) -> String {
