@@ -195,6 +195,7 @@ impl AgentBuilder {
                     resources: self.profile_resources,
                     selected: Default::default(),
                     home: self.profile_home,
+                    claims: Default::default(),
                 },
             }),
         }
@@ -612,8 +613,9 @@ impl Agent {
         Ok(Some((hosted.declaration(), hosted.env())))
     }
 
-    /// Shuts the Agent down: refuses new executions, cancels and drains admitted ones, stops the
-    /// driver's persistent processes and the hosted tools server. Idempotent and bounded by
+    /// Shuts the Agent down: refuses new executions, cancels and drains admitted ones (Standby
+    /// workers included), stops the driver's persistent processes and the hosted tools server, and
+    /// releases the profile claims its executions hold. Idempotent and bounded by
     /// `deadline` as a whole (draining, process and tools shutdown run concurrently against one
     /// deadline); when something did not finish, or failed, it returns an error naming each part,
     /// and can be called again.
@@ -632,6 +634,8 @@ impl Agent {
             }
         };
         let (drained, stopped, tools) = tokio::join!(drain, processes, tools);
+        // Profile claims of executions that did not drain end with the Agent (idempotent).
+        inner.profile.release_claims();
         let mut problems = Vec::new();
         if drained.is_err() {
             problems.push("executions did not drain before the close deadline".to_owned());

@@ -28,6 +28,18 @@ pub(crate) struct ProfileSettings {
     pub selected: Mutex<Option<Vec<String>>>,
     /// The home the native and clone dirs resolve under (`$HOME` when unset).
     pub home: Option<PathBuf>,
+    /// The profile claims of this Agent's executions (released by `Agent::close`).
+    pub claims: Mutex<Vec<std::sync::Weak<Claim>>>,
+}
+
+impl ProfileSettings {
+    /// Releases every claim this Agent's executions still hold (`Agent::close`).
+    pub(crate) fn release_claims(&self) {
+        let claims = std::mem::take(&mut *self.claims.lock().unwrap_or_else(|p| p.into_inner()));
+        for c in claims.iter().filter_map(std::sync::Weak::upgrade) {
+            c.release();
+        }
+    }
 }
 
 /// Profile dirs in use in this process (whichever Agent runs in them): dir -> (fingerprint,
@@ -42,10 +54,35 @@ fn in_use() -> &'static InUse {
     IN_USE.get_or_init(InUse::default)
 }
 
-/// One execution's claim on its profile dir, released when the execution ends.
+/// One execution's claim on its profile dir, released when the execution ends (or when its Agent
+/// closes, whichever comes first: release is idempotent).
 #[derive(Debug)]
 pub(crate) struct ProfileLease {
+    claim: std::sync::Arc<Claim>,
+}
+
+/// The shared state of a claim: the Agent keeps a weak reference so `Agent::close` can release
+/// the claims of executions that did not drain.
+#[derive(Debug)]
+pub(crate) struct Claim {
     dir: PathBuf,
+    released: std::sync::atomic::AtomicBool,
+}
+
+impl Claim {
+    /// Drops this claim from the process-wide map, once.
+    pub(crate) fn release(&self) {
+        if self.released.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            return;
+        }
+        let mut map = in_use().lock();
+        if let Some((_, n)) = map.get_mut(&self.dir) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                map.remove(&self.dir);
+            }
+        }
+    }
 }
 
 impl InUse {
@@ -73,13 +110,7 @@ impl InUse {
 
 impl Drop for ProfileLease {
     fn drop(&mut self) {
-        let mut map = in_use().lock();
-        if let Some((_, n)) = map.get_mut(&self.dir) {
-            *n -= 1;
-            if *n == 0 {
-                map.remove(&self.dir);
-            }
-        }
+        self.claim.release();
     }
 }
 
@@ -276,7 +307,14 @@ impl AgentInner {
                     .or_insert_with(|| (snap.fingerprint.clone(), 0));
                 entry.0.clone_from(&snap.fingerprint);
                 entry.1 += 1;
-                lease = Some(ProfileLease { dir: r.dir.clone() });
+                let claim = std::sync::Arc::new(Claim {
+                    dir: r.dir.clone(),
+                    released: std::sync::atomic::AtomicBool::new(false),
+                });
+                let mut claims = self.profile.claims.lock().unwrap_or_else(|p| p.into_inner());
+                claims.retain(|c| c.strong_count() > 0);
+                claims.push(std::sync::Arc::downgrade(&claim));
+                lease = Some(ProfileLease { claim });
             }
         }
         snap.warnings.extend(warnings);

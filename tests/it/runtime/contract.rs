@@ -824,3 +824,111 @@ async fn close_is_bounded_by_its_deadline_as_a_whole() {
         "close took {took:?} for a 300 ms deadline"
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// Every built-in driver hands the core its CommonConfig (directory and timeout, honoured by the core).
+
+#[test]
+fn every_built_in_driver_exposes_its_common_config() {
+    use agent_adaptor::driver::CommonConfig;
+    use agent_adaptor::providers::{claude, codebuddy, codex, cursor};
+    let common = CommonConfig {
+        directory: Some("/srv/work".into()),
+        timeout: Some(Duration::from_secs(7)),
+        ..Default::default()
+    };
+    let drivers: Vec<(&str, Box<dyn Driver>)> = vec![
+        (
+            "claude",
+            Box::new(claude::ClaudeDriver::new(claude::Config {
+                common: common.clone(),
+                ..Default::default()
+            })),
+        ),
+        (
+            "codex",
+            Box::new(codex::CodexDriver::new(codex::CodexConfig {
+                common: common.clone(),
+                ..Default::default()
+            })),
+        ),
+        (
+            "codebuddy",
+            Box::new(codebuddy::CodeBuddyDriver::new(codebuddy::CodeBuddyConfig {
+                common: common.clone(),
+                ..Default::default()
+            })),
+        ),
+        (
+            "cursor",
+            Box::new(cursor::CursorDriver::new(cursor::CursorConfig {
+                common: common.clone(),
+                ..Default::default()
+            })),
+        ),
+    ];
+    for (name, d) in drivers {
+        assert_eq!(d.common_config(), Some(&common), "{name}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Agent::close releases the Agent's profile claims, even of executions that did not drain.
+
+/// A "claude"-family driver (profile support) that ignores cancellation.
+struct StubbornClaude;
+
+#[async_trait::async_trait]
+impl Driver for StubbornClaude {
+    fn descriptor(&self) -> Descriptor {
+        let mut d = reference_descriptor(ContinueMode::None);
+        d.driver_type = "claude".into();
+        d
+    }
+    fn validate_config(&self) -> Result<(), InvalidConfig> {
+        Ok(())
+    }
+    async fn run(&self, _req: Request, _io: RunIo) -> Response {
+        tokio::time::sleep(Duration::from_secs(5)).await;
+        Response::default()
+    }
+}
+
+#[tokio::test]
+async fn close_releases_the_agents_profile_claims() {
+    use agent_adaptor::profile::{Resources, Selection};
+    let dir = tempfile::tempdir().unwrap();
+    let profile = dir.path().join("profile");
+    let first = Agent::builder(StubbornClaude)
+        .profile(Selection::dedicated(&profile))
+        .profile_resources(Resources {
+            instructions: Some("one".into()),
+            ..Default::default()
+        })
+        .build();
+    let _stuck = first.send("go", ());
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(
+        first.close(Duration::from_millis(200)).await.is_err(),
+        "the run did not drain"
+    );
+    let second = Agent::builder(ReferenceDriver::new(ReferenceConfig {
+        descriptor: Some({
+            let mut d = reference_descriptor(ContinueMode::InRun);
+            d.driver_type = "claude".into();
+            d
+        }),
+        ..Default::default()
+    }))
+    .profile(Selection::dedicated(&profile))
+    .profile_resources(Resources {
+        instructions: Some("two".into()),
+        ..Default::default()
+    })
+    .build();
+    let r = second.send("hi", ()).result().await;
+    assert!(
+        !matches!(&r, Err(e) if e.code() == "profile_in_use"),
+        "the closed Agent still claims the profile: {r:?}"
+    );
+}
