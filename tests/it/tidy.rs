@@ -148,3 +148,229 @@ fn the_tidy_rules_catch_a_violation() {
     let (_, forbidden, _) = RULES[0];
     assert!(forbidden.iter().any(|bad| line.contains(&format!("use {bad}"))));
 }
+
+/// The test names each source file defines: `#[test]` / `#[tokio::test]` functions, the first argument of
+/// every invocation of a test-generating macro (a `macro_rules!` whose body holds a test attribute, such
+/// as `shapes!`), and whether the file has doc tests (a fenced block in a doc comment).
+#[derive(Default)]
+struct TestIndex {
+    tests: std::collections::BTreeMap<String, std::collections::BTreeSet<String>>,
+    doctests: std::collections::BTreeSet<String>,
+}
+
+fn is_test_attribute(line: &str) -> bool {
+    line.starts_with("#[test]") || line.starts_with("#[tokio::test")
+}
+
+/// The name of the function a line declares (`fn name(`, with `pub`, `pub(crate)`, `async` before it).
+fn declared_fn(line: &str) -> Option<&str> {
+    let mut rest = line;
+    for prefix in ["pub(crate) ", "pub(super) ", "pub ", "async "] {
+        rest = rest.strip_prefix(prefix).unwrap_or(rest);
+    }
+    let rest = rest.strip_prefix("async ").unwrap_or(rest);
+    let name = rest.strip_prefix("fn ")?;
+    let end = name.find(|c: char| !(c.is_alphanumeric() || c == '_'))?;
+    Some(&name[..end])
+}
+
+/// The identifier after `name!(` at each invocation of macro `name` in `src`.
+fn macro_first_args<'a>(src: &'a str, name: &str) -> Vec<&'a str> {
+    let needle = format!("{name}!(");
+    src.match_indices(&needle)
+        .filter(|(at, _)| !src[..*at].ends_with(|c: char| c.is_alphanumeric() || c == '_'))
+        .filter_map(|(at, _)| {
+            let after = src[at + needle.len()..].trim_start();
+            let end = after.find(|c: char| !(c.is_alphanumeric() || c == '_'))?;
+            (end > 0).then(|| &after[..end])
+        })
+        .collect()
+}
+
+impl TestIndex {
+    /// Indexes every `.rs` file under `tests/` and `src/`, keyed by its path from the crate root.
+    fn build() -> TestIndex {
+        let mut files = Vec::new();
+        rust_files(&root().join("tests"), &mut files);
+        rust_files(&root().join("src"), &mut files);
+        let sources: Vec<(String, String)> = files
+            .iter()
+            .map(|f| {
+                let rel = f.strip_prefix(root()).unwrap().display().to_string();
+                (rel, fs::read_to_string(f).unwrap())
+            })
+            .collect();
+        TestIndex::of(&sources)
+    }
+
+    /// Indexes `(path, source)` pairs.
+    fn of(sources: &[(String, String)]) -> TestIndex {
+        let mut index = TestIndex::default();
+        let mut generators = Vec::new();
+        for (_, src) in sources {
+            for (at, _) in src.match_indices("macro_rules! ") {
+                let rest = &src[at + "macro_rules! ".len()..];
+                let name: String = rest
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect();
+                let body = rest.split("macro_rules! ").next().unwrap_or(rest);
+                if body.contains("#[tokio::test") || body.contains("#[test]") {
+                    generators.push(name);
+                }
+            }
+        }
+        for (path, src) in sources {
+            let names = index.tests.entry(path.clone()).or_default();
+            let mut pending = false;
+            for line in src.lines().map(str::trim_start) {
+                if is_test_attribute(line) {
+                    pending = true;
+                } else if let Some(name) = declared_fn(line) {
+                    if pending {
+                        names.insert(name.to_owned());
+                    }
+                    pending = false;
+                }
+            }
+            for g in &generators {
+                names.extend(macro_first_args(src, g).into_iter().map(str::to_owned));
+            }
+            let doc_fence = src
+                .lines()
+                .map(str::trim_start)
+                .any(|l| (l.starts_with("//! ```") || l.starts_with("/// ```")) && !l.contains("ignore"));
+            if doc_fence {
+                index.doctests.insert(path.clone());
+            }
+        }
+        index
+    }
+
+    fn has(&self, proof: &str) -> bool {
+        match proof.split_once("#") {
+            Some((path, "doctest")) => self.doctests.contains(path),
+            Some(_) => false,
+            None => proof
+                .split_once("::")
+                .is_some_and(|(path, name)| self.tests.get(path).is_some_and(|n| n.contains(name))),
+        }
+    }
+}
+
+/// What is wrong with a `docs/contract.md` table: a listed test that does not exist, a row without a
+/// valid status, a proved/partial row without a test, a gap row that names one, a section of §1–§17
+/// without any row.
+fn contract_violations(doc: &str, index: &TestIndex) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut sections = std::collections::BTreeSet::new();
+    for (n, line) in doc.lines().enumerate() {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        // `| § | element | status | proved by | note |` → ["", §, element, status, proofs, note, ""]
+        let Some(section) = cells.get(1) else { continue };
+        let Some(top) = section.split('.').next().and_then(|s| s.parse::<u32>().ok()) else {
+            continue;
+        };
+        sections.insert(top);
+        let row = n + 1;
+        if cells.len() != 7 {
+            out.push(format!(
+                "line {row}: expected 5 cells, got {}",
+                cells.len().saturating_sub(2)
+            ));
+            continue;
+        }
+        let (status, proofs) = (cells[3], cells[4]);
+        let proofs: Vec<&str> = proofs
+            .split('`')
+            .skip(1)
+            .step_by(2)
+            .filter(|p| p.contains(".rs"))
+            .collect();
+        for p in &proofs {
+            if !index.has(p) {
+                out.push(format!("line {row}: `{p}` names no existing test"));
+            }
+        }
+        match status {
+            "proved" | "partial" if proofs.is_empty() => {
+                out.push(format!("line {row}: a {status} row names no test"));
+            }
+            "gap" if !proofs.is_empty() => out.push(format!("line {row}: a gap row names a test")),
+            "proved" | "partial" | "gap" => {}
+            other => out.push(format!(
+                "line {row}: status {other:?} is not proved, partial or gap"
+            )),
+        }
+    }
+    for s in 1..=17 {
+        if !sections.contains(&s) {
+            out.push(format!("§{s} has no row"));
+        }
+    }
+    out
+}
+
+#[test]
+fn contract_md_names_only_tests_that_exist() {
+    let doc = fs::read_to_string(root().join("docs/contract.md")).unwrap();
+    let violations = contract_violations(&doc, &TestIndex::build());
+    assert!(
+        violations.is_empty(),
+        "docs/contract.md:\n{}",
+        violations.join("\n")
+    );
+}
+
+#[test]
+fn the_contract_check_catches_a_missing_test_and_finds_every_kind_of_test() {
+    // Negative control over a synthetic tree: each way a test can exist is found, and each way a row
+    // can be wrong is reported.
+    let sources = vec![
+        (
+            "tests/a.rs".to_owned(),
+            "//! A.\n#[tokio::test(flavor = \"multi_thread\")]\n#[allow(unused)]\nasync fn real() {}\n\
+             fn helper() {}\n#[test]\npub(crate) fn also() {}\nmacro_rules! gen {\n    ($n:ident) => { \
+             #[tokio::test] async fn x() {} };\n}\ngen!(\n    generated,\n    1\n);\n"
+                .to_owned(),
+        ),
+        (
+            "src/b.rs".to_owned(),
+            "//! B.\n//! ```\n//! assert!(true);\n//! ```\n".to_owned(),
+        ),
+    ];
+    let index = TestIndex::of(&sources);
+    for found in [
+        "tests/a.rs::real",
+        "tests/a.rs::also",
+        "tests/a.rs::generated",
+        "src/b.rs#doctest",
+    ] {
+        assert!(index.has(found), "{found} must be found");
+    }
+    for missing in [
+        "tests/a.rs::helper",
+        "tests/a.rs::gone",
+        "tests/other.rs::real",
+        "tests/a.rs#doctest",
+    ] {
+        assert!(!index.has(missing), "{missing} must not be found");
+    }
+    let mut doc = String::from("| § | element | status | proved by | note |\n|---|---|---|---|---|\n");
+    doc.push_str("| 1 | ok | proved | `tests/a.rs::real` |  |\n");
+    doc.push_str("| 2 | renamed | proved | `tests/a.rs::real`<br>`tests/a.rs::renamed_away` |  |\n");
+    doc.push_str("| 3 | no proof | partial |  |  |\n");
+    doc.push_str("| 4 | bad status | done | `tests/a.rs::real` |  |\n");
+    doc.push_str("| 5 | gap with a test | gap | `tests/a.rs::real` |  |\n");
+    let v = contract_violations(&doc, &index);
+    let has = |needle: &str| v.iter().any(|m| m.contains(needle));
+    assert!(has("`tests/a.rs::renamed_away` names no existing test"), "{v:?}");
+    assert!(has("a partial row names no test"), "{v:?}");
+    assert!(has("status \"done\""), "{v:?}");
+    assert!(has("a gap row names a test"), "{v:?}");
+    assert!(has("§6 has no row") && !has("§1 has no row"), "{v:?}");
+    assert!(
+        !v.iter().any(|m| m.starts_with("line 3:")),
+        "the good row is fine: {v:?}"
+    );
+}
