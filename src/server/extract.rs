@@ -77,10 +77,58 @@ impl From<BytesRejection> for ApiError {
     }
 }
 
+/// Percent-decodes one `application/x-www-form-urlencoded` component (`+` is a space); `None` when the
+/// bytes are not UTF-8 (axum's own decoding would replace them with U+FFFD and go on).
+fn form_decode(component: &str) -> Option<String> {
+    let raw = component.as_bytes();
+    let mut out = Vec::with_capacity(raw.len());
+    let mut i = 0;
+    while i < raw.len() {
+        match raw[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < raw.len() => {
+                let hex = std::str::from_utf8(&raw[i + 1..i + 3]).ok();
+                match hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
+                    Some(b) => {
+                        out.push(b);
+                        i += 2;
+                    }
+                    None => out.push(b'%'),
+                }
+            }
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8(out).ok()
+}
+
+/// Refuses a query string whose keys or values do not percent-decode to UTF-8 (`?after=%FF`):
+/// `400 invalid_query` naming the key.
+fn strict_query(query: &str) -> Result<(), ApiError> {
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+        let name = form_decode(key);
+        if name.is_none() || form_decode(value).is_none() {
+            let err = ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "invalid_query",
+                "the query string does not percent-decode to UTF-8",
+            );
+            return Err(match name {
+                Some(n) => err.field(n),
+                None => err,
+            });
+        }
+    }
+    Ok(())
+}
+
 impl<T: DeserializeOwned + Send, S: Send + Sync> FromRequestParts<S> for Query<T> {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        strict_query(parts.uri.query().unwrap_or_default())?;
         let axum::extract::Query(v) = axum::extract::Query::<T>::from_request_parts(parts, state).await?;
         Ok(Query(v))
     }
@@ -118,5 +166,23 @@ mod tests {
             Some("foo")
         );
         assert_eq!(field_of("Failed to deserialize query string"), None);
+    }
+
+    #[test]
+    fn queries_decode_strictly() {
+        use super::{form_decode, strict_query};
+        assert_eq!(form_decode("a+b%20c%2B").as_deref(), Some("a b c+"));
+        assert_eq!(form_decode("%e2%82%ac").as_deref(), Some("€"));
+        assert_eq!(form_decode("100%").as_deref(), Some("100%"));
+        assert_eq!(form_decode("%4").as_deref(), Some("%4"));
+        assert_eq!(form_decode("%zz").as_deref(), Some("%zz"));
+        assert_eq!(form_decode("%FF"), None);
+        assert_eq!(form_decode("%C3%28"), None);
+        assert!(strict_query("after=1&limit=2").is_ok());
+        assert_eq!(
+            strict_query("limit=2&after=%FF").unwrap_err().field.as_deref(),
+            Some("after")
+        );
+        assert_eq!(strict_query("%FF=1").unwrap_err().field, None);
     }
 }

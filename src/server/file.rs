@@ -4,7 +4,8 @@
 //! silently ignored setting. Durations are strings with a unit (`"500ms"`, `"30s"`, `"15m"`, `"2h"`, `"7d"`).
 //! API keys are given as plain values (`keys`) or as names of environment variables holding them
 //! (`keys_env`); both are hashed as soon as they are read. `examples/serve.toml` is a complete example
-//! (parsed by a test so it cannot rot). Command-line flags override the file.
+//! (parsed by a test so it cannot rot). Command-line flags override the file. Every duration and count
+//! is range-checked ([`super::ranges::check_config`]); a value out of range is an error naming its key.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -301,6 +302,7 @@ impl FileConfig {
         }
         // Refuse duplicate names and keys now, with the file's error type.
         super::auth::Auth::new(&base.tenants)?;
+        super::ranges::check_config(&base).map_err(|e| invalid(&e.field, e.message))?;
         Ok(base)
     }
 }

@@ -21,6 +21,7 @@
 //! | `views` | every response body as a `Serialize + ToSchema` type |
 //! | `sse` | SSE framing, replay and live follow |
 //! | `body`, `error` | strict JSON bodies and the one JSON error shape |
+//! | `ranges` | the range of every duration and count of a request or the configuration |
 //! | `extract` | `Query`, `Path` and raw-body extractors whose rejections are that JSON error shape |
 //! | `openapi` | the OpenAPI 3.1 document (`/openapi.json`) and the docs page (`/docs`) |
 //! | `telemetry` | request and run spans, the log subscriber (text or JSON lines, `RUST_LOG`) |
@@ -44,6 +45,7 @@ pub mod limits;
 pub mod openapi;
 mod paths;
 pub mod playground;
+pub mod ranges;
 mod record;
 pub mod resources;
 mod rest;
@@ -336,6 +338,7 @@ fn checked(config: &ServerConfig) -> Result<Auth, ServerError> {
         l.validate().map_err(ServerError::Config)?;
     }
     config.ip_limits.validate().map_err(ServerError::Config)?;
+    ranges::check_config(config).map_err(|e| ServerError::Config(e.to_string()))?;
     if !auth.enabled() && !config.bind.ip().is_loopback() && !config.allow_remote_without_auth {
         return Err(ServerError::InsecureBind(config.bind));
     }

@@ -19,6 +19,7 @@ use super::AppState;
 use super::auth::Tenant;
 use super::body::JsonBody;
 use super::error::ApiError;
+use super::ranges::ApprovalsBody;
 use super::resources::{AgentResources, RunResources};
 use super::runs::{RunEntry, StartRun, approval_view, outcome_state};
 use super::sse;
@@ -26,7 +27,7 @@ use super::views::{
     AgentList, AgentView, ApprovalList, ApprovalView, DecisionAccepted, Health, MessageAccepted, RunLinks,
     RunView,
 };
-use crate::driver::{ApprovalPolicy, DecisionKind, Policy, Timing};
+use crate::driver::{DecisionKind, Policy, Timing};
 use crate::recorder::Recorder;
 use crate::runtime::{CallOptions, MessageOptions};
 use crate::store::{ApprovalState, RunRecord, RunState, StoreError};
@@ -95,16 +96,16 @@ pub struct StartRunBody {
     /// Model override.
     #[serde(default)]
     pub model: Option<String>,
-    /// Execution timeout in milliseconds.
+    /// Execution timeout in milliseconds, 1 to 604800000 (7 days).
     #[serde(default)]
+    #[schema(minimum = 1, maximum = 604_800_000)]
     pub timeout_ms: Option<u64>,
     /// Caller metadata.
     #[serde(default)]
     pub metadata: BTreeMap<String, String>,
-    /// The approval policy (permission / plan review / question modes, timeout).
+    /// The approval policy (permission / plan review / question modes, timeout, fallbacks).
     #[serde(default)]
-    #[schema(value_type = Option<Object>)]
-    pub approvals: Option<ApprovalPolicy>,
+    pub approvals: Option<ApprovalsBody>,
     /// A JSON Schema the final answer must satisfy.
     #[serde(default)]
     #[schema(value_type = Option<Object>)]
@@ -124,7 +125,7 @@ pub struct StartRunBody {
     pub mcp: Vec<McpServer>,
     /// The workspace spec (only where the agent's `allow_request.workspace` is set): `{"type":"shared"}`,
     /// `{"type":"driver_managed"}` or `{"type":"git_worktree","base_ref":"main","branch_template":"run/{short}"}`.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "super::body::strict_workspace")]
     #[schema(value_type = Option<Object>)]
     pub workspace: Option<WorkspaceSpec>,
     /// Runtime services from the agent's `service_catalog`, by name (only where the agent's
@@ -140,7 +141,7 @@ impl StartRunBody {
             self.model.clone_from(&d.model);
         }
         if self.approvals.is_none() {
-            self.approvals = d.approvals;
+            self.approvals = d.approvals.map(ApprovalsBody::from);
         }
         for (k, v) in &d.metadata {
             self.metadata.entry(k.clone()).or_insert_with(|| v.clone());
@@ -156,6 +157,7 @@ impl StartRunBody {
             o = o.model(m);
         }
         if let Some(t) = self.timeout_ms {
+            let t = super::ranges::in_range("timeout_ms", t, 1, super::ranges::MAX_RUN_TIMEOUT_MS)?;
             o = o.timeout(Duration::from_millis(t));
         }
         for (k, v) in &self.metadata {
@@ -163,7 +165,7 @@ impl StartRunBody {
         }
         if let Some(a) = &self.approvals {
             o = o.policy(Policy {
-                approvals: *a,
+                approvals: a.policy("approvals")?,
                 ..Default::default()
             });
         }
@@ -361,16 +363,17 @@ pub struct EventsQuery {
 }
 
 /// The replay cursor of an events request: `Last-Event-ID` wins over `?after=`; 0 when neither is given.
+/// Both are strict decimals ([`super::ranges::decimal`]: digits only, no sign or space); a header that
+/// is not visible ASCII is refused like any other bad cursor (422 naming `Last-Event-ID`), never read as
+/// absent. An empty `Last-Event-ID` is the EventSource spec's "no last event id": as if absent.
 pub fn cursor(headers: &HeaderMap, query: &EventsQuery) -> Result<u64, ApiError> {
-    let from_header = headers.get("last-event-id").and_then(|v| v.to_str().ok());
+    let from_header = match headers.get("last-event-id").map(|v| v.as_bytes()) {
+        None | Some(b"") => None,
+        Some(raw) => Some(std::str::from_utf8(raw).unwrap_or("\u{fffd}")),
+    };
     match (from_header, query.after.as_deref()) {
-        (Some(h), _) => h
-            .trim()
-            .parse()
-            .map_err(|_| ApiError::invalid("Last-Event-ID", "expected a sequence number")),
-        (None, Some(a)) => a
-            .parse()
-            .map_err(|_| ApiError::invalid("after", "expected a sequence number")),
+        (Some(h), _) => super::ranges::decimal("Last-Event-ID", h),
+        (None, Some(a)) => super::ranges::decimal("after", a),
         (None, None) => Ok(0),
     }
 }
@@ -386,7 +389,7 @@ async fn stored_run(state: &AppState, tenant: &Tenant, run_id: &str) -> Result<R
 }
 
 /// `GET /v1/runs/{run_id}/events`: SSE with replay.
-#[utoipa::path(get, path = "/v1/runs/{run_id}/events", tag = "runs", params(("run_id" = String, Path, description = "The run id"), ("after" = Option<String>, Query, description = "Replay events with a sequence above this"), ("Last-Event-ID" = Option<String>, Header, description = "Resume after this sequence (wins over `after`)")), responses((status = 200, description = "The run's events: `id:` sequence, `event:` kind, `data:` JSON; replayed then followed live; a `shutdown` frame when the service stops", content_type = "text/event-stream", body = String), (status = 404, description = "Unknown agent, run or thread", body = crate::server::views::ErrorBody), (status = 422, description = "invalid_request: bad cursor", body = crate::server::views::ErrorBody)))]
+#[utoipa::path(get, path = "/v1/runs/{run_id}/events", tag = "runs", params(("run_id" = String, Path, description = "The run id"), ("after" = Option<String>, Query, pattern = "^[0-9]{1,20}$", description = "Replay events with a sequence above this: decimal digits only (no sign or space), at most 18446744073709551615; else 422 `invalid_request`"), ("Last-Event-ID" = Option<String>, Header, pattern = "^[0-9]{0,20}$", description = "Resume after this sequence (wins over `after`): decimal digits only; empty is as if absent; anything else (a sign, a space, non-ASCII bytes) 422 `invalid_request`")), responses((status = 200, description = "The run's events: `id:` sequence, `event:` kind, `data:` JSON; replayed then followed live; a `shutdown` frame when the service stops", content_type = "text/event-stream", body = String), (status = 404, description = "Unknown agent, run or thread", body = crate::server::views::ErrorBody), (status = 422, description = "invalid_request: bad cursor", body = crate::server::views::ErrorBody)))]
 pub async fn run_events(
     State(state): State<Arc<AppState>>,
     tenant: Tenant,
@@ -584,7 +587,7 @@ pub async fn decide(
 }
 
 /// The body of a supplemental message.
-#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Deserialize, Serialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MessageBody {
     /// The text.

@@ -15,7 +15,7 @@ use axum::extract::State;
 use super::extract::{Path, Query};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::AppState;
 use super::agents::AgentEntry;
@@ -107,7 +107,7 @@ async fn view(
 }
 
 /// `GET /v1/agents/{agent}/threads`: the tenant's threads, paged by key.
-#[utoipa::path(get, path = "/v1/agents/{agent}/threads", tag = "threads", params(("agent" = String, Path, description = "The agent name"), ("after" = Option<String>, Query, description = "Exclusive lower bound: a thread key"), ("limit" = Option<u32>, Query, description = "Page size (default 50, at most 500)")), responses((status = 200, description = "A page of the threads with a persisted record (a created thread appears after its first successful run)", body = ThreadList), (status = 404, description = "Unknown agent, run or thread", body = crate::server::views::ErrorBody)))]
+#[utoipa::path(get, path = "/v1/agents/{agent}/threads", tag = "threads", params(("agent" = String, Path, description = "The agent name"), ("after" = Option<String>, Query, description = "Exclusive lower bound: a thread key"), ("limit" = Option<u32>, Query, minimum = 1, maximum = 500, description = "Page size, 1 to 500 (default 50); outside the range 422 `invalid_request`")), responses((status = 200, description = "A page of the threads with a persisted record (a created thread appears after its first successful run)", body = ThreadList), (status = 404, description = "Unknown agent, run or thread", body = crate::server::views::ErrorBody)))]
 pub async fn list(
     State(state): State<Arc<AppState>>,
     tenant: Tenant,
@@ -115,7 +115,7 @@ pub async fn list(
     Query(q): Query<PageQuery>,
 ) -> Result<Json<ThreadList>, ApiError> {
     agent(&state, &name)?;
-    let limit = q.limit.unwrap_or(50).clamp(1, 500);
+    let limit = super::ranges::in_range("limit", q.limit.unwrap_or(50), 1, super::ranges::MAX_THREAD_PAGE)?;
     let page = Page {
         after: q.after,
         limit,
@@ -145,7 +145,7 @@ pub async fn list(
 }
 
 /// The body of `POST /v1/agents/{agent}/threads`.
-#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Default, Deserialize, Serialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateThreadBody {
     /// The thread key (1 to 512 bytes); generated (`thr-<uuid>`) when absent.
@@ -159,8 +159,7 @@ pub struct CreateThreadBody {
     pub metadata: std::collections::BTreeMap<String, String>,
     /// The approval policy of the thread's runs (a run's own `approvals` wins).
     #[serde(default)]
-    #[schema(value_type = Option<Object>)]
-    pub approvals: Option<crate::driver::ApprovalPolicy>,
+    pub approvals: Option<super::ranges::ApprovalsBody>,
 }
 
 /// `POST /v1/agents/{agent}/threads`: declares a thread with run defaults. 201 when new; 200 with the thread
@@ -182,7 +181,7 @@ pub async fn create(
         defaults: ThreadDefaults {
             model: body.model,
             metadata: body.metadata,
-            approvals: body.approvals,
+            approvals: body.approvals.map(|a| a.policy("approvals")).transpose()?,
         },
         forked_from: None,
         created_at: chrono::Utc::now(),
@@ -237,7 +236,7 @@ pub async fn get(
 }
 
 /// The body of a fork.
-#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Default, Deserialize, Serialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ForkBody {
     /// The new thread's key (1 to 512 bytes); generated (`thr-<uuid>`) when absent.
@@ -335,7 +334,7 @@ pub async fn archive(
 }
 
 /// `GET /v1/agents/{agent}/threads/{key}/events`: the thread's recorded history across runs, by cursor.
-#[utoipa::path(get, path = "/v1/agents/{agent}/threads/{key}/events", tag = "threads", params(("agent" = String, Path, description = "The agent name"), ("key" = String, Path, description = "The thread key (1 to 512 bytes)"), ("after" = Option<u64>, Query, description = "Cursor: events after this one"), ("limit" = Option<u32>, Query, description = "Page size (default 200, at most 1000)")), responses((status = 200, description = "The thread history across runs", body = HistoryPage), (status = 404, description = "Unknown agent, run or thread", body = crate::server::views::ErrorBody), (status = 422, description = "invalid_request: bad cursor", body = crate::server::views::ErrorBody)))]
+#[utoipa::path(get, path = "/v1/agents/{agent}/threads/{key}/events", tag = "threads", params(("agent" = String, Path, description = "The agent name"), ("key" = String, Path, description = "The thread key (1 to 512 bytes)"), ("after" = Option<u64>, Query, minimum = 0, description = "Cursor: events after this one (decimal digits only)"), ("limit" = Option<u32>, Query, minimum = 1, maximum = 1000, description = "Page size, 1 to 1000 (default 200); outside the range 422 `invalid_request`")), responses((status = 200, description = "The thread history across runs", body = HistoryPage), (status = 404, description = "Unknown agent, run or thread", body = crate::server::views::ErrorBody), (status = 422, description = "invalid_request: bad cursor", body = crate::server::views::ErrorBody)))]
 pub async fn history(
     State(state): State<Arc<AppState>>,
     tenant: Tenant,
@@ -343,14 +342,17 @@ pub async fn history(
     Query(q): Query<PageQuery>,
 ) -> Result<Json<HistoryPage>, ApiError> {
     let a = agent(&state, &name)?;
-    let after = match q.after.as_deref() {
-        None => None,
-        Some(s) => Some(
-            s.parse::<u64>()
-                .map_err(|_| ApiError::invalid("after", "expected a cursor"))?,
-        ),
-    };
-    let limit = q.limit.unwrap_or(200).clamp(1, 1000);
+    let after = q
+        .after
+        .as_deref()
+        .map(|s| super::ranges::decimal("after", s))
+        .transpose()?;
+    let limit = super::ranges::in_range(
+        "limit",
+        q.limit.unwrap_or(200),
+        1,
+        super::ranges::MAX_HISTORY_PAGE,
+    )?;
     let recorder = Recorder::new(state.store.clone(), tenant.as_str(), a.exposure);
     let records = recorder
         .since(&key, after, limit, &a.exposure)

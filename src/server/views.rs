@@ -333,7 +333,7 @@ pub struct ThreadDefaults {
     pub metadata: BTreeMap<String, String>,
     /// The approval policy.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<Object>)]
+    #[schema(value_type = Option<super::ranges::ApprovalsBody>)]
     pub approvals: Option<crate::driver::ApprovalPolicy>,
 }
 

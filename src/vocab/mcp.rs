@@ -11,7 +11,7 @@ pub const HOSTED_TOOLS_SERVER: &str = "agent_adaptor_tools";
 
 /// How to reach an MCP server.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", tag = "type")]
+#[serde(rename_all = "snake_case", tag = "type", deny_unknown_fields)]
 pub enum McpTransport {
     /// A child process speaking MCP on stdio.
     Stdio {
@@ -61,6 +61,7 @@ impl McpTransport {
 
 /// One MCP server.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct McpServer {
     /// Server name (unique per run).
     pub name: String,

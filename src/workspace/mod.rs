@@ -18,7 +18,7 @@ pub use git::GitWorktreeManager;
 
 /// How a workspace is provisioned.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", tag = "type")]
+#[serde(rename_all = "snake_case", tag = "type", deny_unknown_fields)]
 pub enum WorkspaceSpec {
     /// Work in the base directory itself.
     #[default]

@@ -204,3 +204,38 @@ async fn config_file_serve_reads_config_from_the_environment_and_flags_override_
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("bnd"), "{stderr}");
 }
+
+#[test]
+fn config_file_durations_and_counts_out_of_range_are_errors_naming_the_key() {
+    for (text, key) in [
+        ("keep_alive = \"99999999999999d\"", "keep_alive"),
+        ("keep_alive = \"2h\"", "keep_alive"),
+        ("approval_timeout = \"99999999999999d\"", "approval_timeout"),
+        ("approval_timeout = \"0ms\"", "approval_timeout"),
+        ("shutdown_grace = \"400d\"", "shutdown_grace"),
+        ("body_limit = 0", "body_limit"),
+        ("body_limit = 9223372036854775807", "body_limit"),
+        ("record_backlog = 9223372036854775807", "record_backlog"),
+        ("[retention]\nmax_age = \"99999999999999d\"", "retention.max_age"),
+        ("[retention]\ninterval = \"400d\"", "retention.interval"),
+        (
+            "[retention]\nmax_events_per_tenant = 0",
+            "retention.max_events_per_tenant",
+        ),
+    ] {
+        let file = parse(text).unwrap_or_else(|e| panic!("{text:?} parses: {e}"));
+        match file.apply(ServerConfig::default(), |_| None) {
+            Err(ConfigError::Invalid { field, message }) => {
+                assert_eq!(field, key, "{text:?}: {message}");
+            }
+            other => panic!("{text:?} is refused naming {key}: {other:?}"),
+        }
+    }
+    // The edges are accepted.
+    let file = parse(
+        "keep_alive = \"1h\"\napproval_timeout = \"7d\"\nshutdown_grace = \"0s\"\nbody_limit = 1073741824",
+    )
+    .unwrap();
+    file.apply(ServerConfig::default(), |_| None)
+        .expect("the edges apply");
+}
