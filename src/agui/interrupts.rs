@@ -88,7 +88,9 @@ pub fn interrupt_for(req: &ApprovalRequest) -> Interrupt {
             .map(|d| d.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)),
         metadata: Some(json!({
             "kind": req.kind.as_str(), "run_id": req.run_id, "source": req.source,
-            "choices": req.choices, "tool_call_id": req.tool_call_id,
+            "choices": req.choices,
+            "tool_call_id": (!req.tool_call_id.is_empty())
+                .then(|| super::translate::tool_call_id(&req.run_id, &req.tool_call_id)),
         })),
     }
 }

@@ -7,7 +7,8 @@
 //! one terminal (`RUN_FINISHED` or `RUN_ERROR` with the failure reason as `code`), every text,
 //! reasoning and tool-call lifecycle opened before use and closed before the terminal, a fresh
 //! message id per text segment (a tool call closes the open text), reasoning with role
-//! `reasoning`, tool results as strings, and only event types both clients know.
+//! `reasoning`, tool results as strings, and only event types both clients know. Every minted id
+//! (message, reasoning, tool call) is unique across the runs of a thread and the same on replay.
 
 pub mod events;
 pub mod input;
@@ -17,4 +18,4 @@ mod translate;
 pub use events::{AguiEvent, Interrupt, Outcome};
 pub use input::{InputMessage, RunAgentInput, thread_key};
 pub use interrupts::{Answer, AnswerError, ApprovalMode};
-pub use translate::Translator;
+pub use translate::{Translator, tool_call_id};

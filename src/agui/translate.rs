@@ -1,4 +1,10 @@
 //! Runtime events → AG-UI events, one translator per AG-UI run.
+//!
+//! Every id the translator mints is derived from the execution's run id (`meta.run_id`) and the
+//! event's per-run sequence, so ids are unique across the runs of a thread (CopilotKit keys its
+//! message and tool cards by them) and the same events translate into the same ids on replay:
+//! text `<run>-m<seq>`, reasoning `<run>-r<seq>` (the sequence of the event that opened it), tool
+//! calls [`tool_call_id`] (`<run>.<driver call id>`), the result text `<run>-result`.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -14,14 +20,15 @@ use crate::runtime::{Event, Payload, RunOutcome};
 pub struct Translator {
     thread_id: String,
     run_id: String,
-    /// Prefix of the message ids this translator mints (the run id unless set).
+    /// The execution's run id (from the events; the AG-UI run id until one arrived): the prefix of
+    /// every id this translator mints.
     ids: String,
     started: bool,
     finished: bool,
     /// driver text id -> (AG-UI id, open)
     texts: BTreeMap<String, (String, bool)>,
-    segment: u32,
-    reasoning: BTreeMap<String, bool>,
+    /// driver reasoning id -> (AG-UI id, open)
+    reasoning: BTreeMap<String, (String, bool)>,
     tools: BTreeMap<String, bool>,
     steps: BTreeSet<String>,
     streamed_assistant_text: bool,
@@ -30,6 +37,12 @@ pub struct Translator {
     decisions: BTreeMap<String, String>,
     /// The answers a resuming client gave, by request id (echoed in the decision's result).
     answers: BTreeMap<String, Value>,
+}
+
+/// The AG-UI id of tool call `call` of execution `run_id`: driver call ids repeat across runs
+/// (`call-1` in every run), so the execution's run id makes them unique on a thread.
+pub fn tool_call_id(run_id: &str, call: &str) -> String {
+    format!("{run_id}.{call}")
 }
 
 fn tool_content(result: &serde_json::Map<String, Value>) -> String {
@@ -61,7 +74,6 @@ impl Translator {
             started: false,
             finished: false,
             texts: BTreeMap::new(),
-            segment: 0,
             reasoning: BTreeMap::new(),
             tools: BTreeMap::new(),
             steps: BTreeSet::new(),
@@ -82,13 +94,6 @@ impl Translator {
             thread_id: self.thread_id.clone(),
             run_id: self.run_id.clone(),
         }]
-    }
-
-    /// Mints message ids under `prefix` instead of the run id: a resumed run may reuse the run id of
-    /// the run it resumes (CopilotKit does), and a reused message id would append to the old message.
-    pub fn with_id_prefix(mut self, prefix: impl Into<String>) -> Self {
-        self.ids = prefix.into();
-        self
     }
 
     /// Expects the resolution of approval request `request_id`, whose decision tool call an earlier
@@ -126,12 +131,11 @@ impl Translator {
         self.finished
     }
 
-    fn open_text(&mut self, out: &mut Vec<AguiEvent>, driver_id: &str, role: Role) -> String {
+    fn open_text(&mut self, out: &mut Vec<AguiEvent>, driver_id: &str, role: Role, seq: u64) -> String {
         if let Some((id, true)) = self.texts.get(driver_id) {
             return id.clone();
         }
-        self.segment += 1;
-        let id = format!("{}-m{}", self.ids, self.segment);
+        let id = format!("{}-m{seq}", self.ids);
         self.texts.insert(driver_id.to_owned(), (id.clone(), true));
         out.push(AguiEvent::TextMessageStart {
             message_id: id.clone(),
@@ -159,6 +163,16 @@ impl Translator {
     }
 
     fn open_tool(&mut self, out: &mut Vec<AguiEvent>, id: &str, name: &str) {
+        let id = &self.tool_id(id);
+        self.open_minted_tool(out, id, name);
+    }
+
+    /// The AG-UI id of driver tool call `id` (decision tool calls keep theirs).
+    fn tool_id(&self, id: &str) -> String {
+        tool_call_id(&self.ids, id)
+    }
+
+    fn open_minted_tool(&mut self, out: &mut Vec<AguiEvent>, id: &str, name: &str) {
         if self.tools.get(id) == Some(&true) {
             return;
         }
@@ -177,6 +191,11 @@ impl Translator {
     }
 
     fn close_tool(&mut self, out: &mut Vec<AguiEvent>, id: &str) {
+        let id = &self.tool_id(id);
+        self.close_minted_tool(out, id);
+    }
+
+    fn close_minted_tool(&mut self, out: &mut Vec<AguiEvent>, id: &str) {
         if self.tools.get(id) == Some(&true) {
             self.tools.insert(id.to_owned(), false);
             out.push(AguiEvent::ToolCallEnd {
@@ -191,13 +210,17 @@ impl Translator {
         if self.finished {
             return Vec::new();
         }
+        if !ev.meta.run_id.is_empty() && ev.meta.run_id != self.ids {
+            self.ids.clone_from(&ev.meta.run_id);
+        }
+        let seq = ev.meta.sequence;
         match &ev.payload {
             Payload::TextDelta(t) => match t.phase {
                 Phase::Start => {
-                    self.open_text(&mut out, &t.message_id, t.role);
+                    self.open_text(&mut out, &t.message_id, t.role, seq);
                 }
                 Phase::Content => {
-                    let id = self.open_text(&mut out, &t.message_id, t.role);
+                    let id = self.open_text(&mut out, &t.message_id, t.role, seq);
                     if t.role == Role::Assistant {
                         self.streamed_assistant_text = true;
                     }
@@ -218,25 +241,29 @@ impl Translator {
                 }
             },
             Payload::Thinking(t) => {
-                let id = format!("{}-r-{}", self.ids, t.message_id);
-                let open = self.reasoning.get(&id).copied().unwrap_or(false);
-                match t.phase {
+                let (id, open) = match self.reasoning.get(&t.message_id) {
+                    Some((id, open)) => (id.clone(), *open),
+                    None => (String::new(), false),
+                };
+                let id = match t.phase {
                     Phase::Start | Phase::Content if !open => {
-                        self.reasoning.insert(id.clone(), true);
+                        let id = format!("{}-r{seq}", self.ids);
+                        self.reasoning.insert(t.message_id.clone(), (id.clone(), true));
                         out.push(AguiEvent::ReasoningMessageStart {
                             message_id: id.clone(),
                             role: "reasoning".into(),
                         });
+                        id
                     }
-                    _ => {}
-                }
+                    _ => id,
+                };
                 match t.phase {
                     Phase::Content => out.push(AguiEvent::ReasoningMessageContent {
                         message_id: id,
                         delta: t.text.clone(),
                     }),
-                    Phase::End if self.reasoning.get(&id) == Some(&true) => {
-                        self.reasoning.insert(id.clone(), false);
+                    Phase::End if open => {
+                        self.reasoning.insert(t.message_id.clone(), (id.clone(), false));
                         out.push(AguiEvent::ReasoningMessageEnd { message_id: id });
                     }
                     _ => {}
@@ -247,7 +274,7 @@ impl Translator {
                     self.open_tool(&mut out, &c.id, &c.name);
                     if let Some(args) = &c.args {
                         out.push(AguiEvent::ToolCallArgs {
-                            tool_call_id: c.id.clone(),
+                            tool_call_id: self.tool_id(&c.id),
                             delta: serde_json::to_string(args).unwrap_or_default(),
                         });
                     }
@@ -256,27 +283,27 @@ impl Translator {
                     self.open_tool(&mut out, &c.id, &c.name);
                     if !c.args_delta.is_empty() {
                         out.push(AguiEvent::ToolCallArgs {
-                            tool_call_id: c.id.clone(),
+                            tool_call_id: self.tool_id(&c.id),
                             delta: c.args_delta.clone(),
                         });
                     }
                 }
                 Phase::End => {
-                    let was_open = self.tools.get(&c.id) == Some(&true);
+                    let was_open = self.tools.get(&self.tool_id(&c.id)) == Some(&true);
                     if !was_open && c.result.is_none() {
                         // An end without an open call is dropped (nothing to close).
                     } else {
                         self.open_tool(&mut out, &c.id, &c.name);
                         self.close_tool(&mut out, &c.id);
                         if let Some(r) = &c.result {
-                            out.push(self.result_event(&c.id, r));
+                            out.push(self.result_event(&self.tool_id(&c.id), r));
                         }
                     }
                 }
             },
             Payload::ToolResult(r) => {
                 self.close_tool(&mut out, &r.id);
-                out.push(self.result_event(&r.id, &r.result));
+                out.push(self.result_event(&self.tool_id(&r.id), &r.result));
             }
             Payload::Notice(n) if n.kind == notice_kind::STEP => {
                 let name = n
@@ -304,7 +331,7 @@ impl Translator {
                     .unwrap_or_default()
                     .to_owned();
                 if let Some(call) = self.decisions.remove(&request) {
-                    self.close_tool(&mut out, &call);
+                    self.close_minted_tool(&mut out, &call);
                     let mut content =
                         json!({ "result": n.data.get("outcome").cloned().unwrap_or(Value::Null) });
                     if let Some(a) = self.answers.remove(&request) {
@@ -324,11 +351,13 @@ impl Translator {
             }),
             Payload::ApprovalRequest(req) => {
                 let call = decision_call_id(&req.id);
-                self.open_tool(&mut out, &call, &format!("dec.{}", req.kind.as_str()));
+                self.open_minted_tool(&mut out, &call, &format!("dec.{}", req.kind.as_str()));
+                let gated =
+                    (!req.tool_call_id.is_empty()).then(|| tool_call_id(&req.run_id, &req.tool_call_id));
                 let args = json!({
                     "request_id": req.id, "run_id": req.run_id, "kind": req.kind.as_str(), "source": req.source,
                     "prompt": req.title,
-                    "payload": req.details, "choices": req.choices, "tool_call_id": req.tool_call_id,
+                    "payload": req.details, "choices": req.choices, "tool_call_id": gated,
                     "deadline": req.deadline, "attempt": req.attempt,
                 });
                 out.push(AguiEvent::ToolCallArgs {
@@ -377,15 +406,13 @@ impl Translator {
     pub fn close_all(&mut self) -> Vec<AguiEvent> {
         let mut out = Vec::new();
         self.close_texts(&mut out);
-        let reasoning: Vec<String> = self
-            .reasoning
-            .iter()
-            .filter(|(_, o)| **o)
-            .map(|(k, _)| k.clone())
-            .collect();
-        for id in reasoning {
-            self.reasoning.insert(id.clone(), false);
-            out.push(AguiEvent::ReasoningMessageEnd { message_id: id });
+        for (id, open) in self.reasoning.values_mut() {
+            if *open {
+                *open = false;
+                out.push(AguiEvent::ReasoningMessageEnd {
+                    message_id: id.clone(),
+                });
+            }
         }
         let tools: Vec<String> = self
             .tools
@@ -394,7 +421,7 @@ impl Translator {
             .map(|(k, _)| k.clone())
             .collect();
         for id in tools {
-            self.close_tool(&mut out, &id);
+            self.close_minted_tool(&mut out, &id);
         }
         for step in std::mem::take(&mut self.steps) {
             out.push(AguiEvent::StepFinished { step_name: step });
@@ -641,7 +668,7 @@ mod tests {
         );
 
         // The resumed run reuses the run id; its message ids must not collide with the first run's.
-        let mut second = Translator::new("thread-1", "run-1").with_id_prefix("run-1-b");
+        let mut second = Translator::new("thread-1", "run-1");
         second.expect_decision(&req.id, Some(json!({"decision": "answer", "answer": "green"})));
         req.answer("green").expect("answered");
         let mut resumed = Vec::new();
@@ -690,7 +717,7 @@ mod tests {
     #[test]
     fn a_tool_call_closes_the_text_and_later_text_gets_a_fresh_id() {
         let mut t = Translator::new("t", "r");
-        let meta = |seq| crate::runtime::EventMeta {
+        let meta = |seq: u64| crate::runtime::EventMeta {
             run_id: "x".into(),
             thread_key: String::new(),
             sequence: seq,
@@ -698,8 +725,8 @@ mod tests {
             turn_id: String::new(),
             source: None,
         };
-        let text = |s: &str| Event {
-            meta: meta(1),
+        let text = |s: &str, seq| Event {
+            meta: meta(seq),
             payload: Payload::TextDelta(crate::driver::TextDelta {
                 message_id: "m".into(),
                 text: s.into(),
@@ -715,9 +742,9 @@ mod tests {
                 ..Default::default()
             }),
         };
-        let mut out = t.event(&text("a"));
+        let mut out = t.event(&text("a", 1));
         out.extend(t.event(&tool));
-        out.extend(t.event(&text("b")));
+        out.extend(t.event(&text("b", 3)));
         let ids: Vec<&String> = out
             .iter()
             .filter_map(|e| match e {

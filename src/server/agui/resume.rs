@@ -179,8 +179,8 @@ pub(super) async fn continue_parked(
     mode: ApprovalMode,
 ) -> Response {
     let keep_alive = state.config.keep_alive;
-    let prefix = format!("{run_id}-{}", uuid::Uuid::now_v7().simple());
-    let mut translator = Translator::new(input.thread_id.clone(), run_id).with_id_prefix(prefix);
+    // Ids come from the execution's run id and event sequences: no collision with the paused part.
+    let mut translator = Translator::new(input.thread_id.clone(), run_id);
     let Some(tap) = entry.unpark() else {
         return refused(
             translator,

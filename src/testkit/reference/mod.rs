@@ -4,7 +4,8 @@
 //! resume and fork through a codec, and fail on demand.
 //!
 //! Without a script it improvises from the prompt, which makes it a usable demo agent: the words
-//! `permission`/`approve`, `question`, `plan`, `slow`, `fail` and `stdout` select behaviours.
+//! `permission`/`approve`, `question`, `plan`, `slow`, `fail`, `stdout` and `notice` select behaviours,
+//! and a JSON object at the end of the prompt becomes the approvals' `details` and the notice's `data`.
 
 mod script;
 
@@ -153,6 +154,15 @@ impl ReferenceDriver {
         if p.contains("stdout") {
             steps.push(Step::Stdout("reference process output\n".into()));
         }
+        let object = prompt_object(prompt);
+        if p.contains("notice") {
+            steps.push(Step::Notice(Notice {
+                kind: "reference.note".into(),
+                text: "a note from the reference agent".into(),
+                data: object.clone(),
+                ..Default::default()
+            }));
+        }
         steps.push(Step::Tool {
             name: "echo".into(),
             args: json!({ "text": truncate(prompt, 200) }),
@@ -213,8 +223,17 @@ impl ReferenceDriver {
                 output_tokens: 34,
                 ..Default::default()
             }),
+            approval_details: object,
         }
     }
+}
+
+/// The JSON object that ends `prompt` (from its first `{`), if any.
+fn prompt_object(prompt: &str) -> JsonMap {
+    prompt
+        .find('{')
+        .and_then(|i| serde_json::from_str::<JsonMap>(&prompt[i..]).ok())
+        .unwrap_or_default()
 }
 
 fn truncate(s: &str, n: usize) -> String {
@@ -239,6 +258,8 @@ struct Turn<'a> {
     chunk_delay: Duration,
     /// A denied permission skips the tool step it gated.
     skip_next_tool: bool,
+    /// The current script's approval details.
+    details: JsonMap,
 }
 
 enum StepOutcome {
@@ -396,7 +417,7 @@ impl Turn<'_> {
                         source: format!("reference.{}", kind.as_str()),
                         tool_call_id: format!("call-{}", self.call_seq + 1),
                         choices: choices.clone(),
-                        details: JsonMap::new(),
+                        details: self.details.clone(),
                     })
                     .await;
                 let note = match &outcome {
@@ -594,6 +615,7 @@ impl Driver for ReferenceDriver {
             interrupted: false,
             chunk_delay: self.config.chunk_delay,
             skip_next_tool: false,
+            details: JsonMap::new(),
         };
         let mut init = TranscriptItem::new(TranscriptKind::Init, String::new());
         init.session_id.clone_from(&session_id);
@@ -610,6 +632,7 @@ impl Driver for ReferenceDriver {
                 Some(s) => s.clone(),
                 None => Self::improvise(&prompt, req.output_schema.is_some()),
             };
+            turn.details.clone_from(&script.approval_details);
             for step in &script.steps {
                 match turn.step(step).await {
                     StepOutcome::Continue => {}

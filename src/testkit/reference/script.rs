@@ -79,12 +79,18 @@ pub struct Script {
     pub steps: Vec<Step>,
     /// Usage per turn.
     pub usage: Option<Usage>,
+    /// The `details` every approval of the turn carries (empty by default).
+    pub approval_details: crate::driver::JsonMap,
 }
 
 impl Script {
     /// A script of `steps` without usage.
     pub fn new(steps: Vec<Step>) -> Self {
-        Script { steps, usage: None }
+        Script {
+            steps,
+            usage: None,
+            approval_details: Default::default(),
+        }
     }
 
     /// Sets the per-turn usage.

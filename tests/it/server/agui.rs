@@ -464,3 +464,72 @@ async fn a_decision_left_to_the_client_continues_from_its_tool_message() {
     assert_eq!(runs.len(), 1, "one execution, not a new user turn");
     server.shutdown().await.unwrap();
 }
+
+/// The ids an AG-UI stream mints, in order: text and reasoning message ids, tool call ids and tool
+/// result message ids.
+fn minted_ids(events: &[Value]) -> Vec<String> {
+    events
+        .iter()
+        .filter_map(|e| match e["type"].as_str()? {
+            "TEXT_MESSAGE_START" | "REASONING_MESSAGE_START" | "TOOL_CALL_RESULT" => {
+                e["messageId"].as_str().map(str::to_owned)
+            }
+            "TOOL_CALL_START" => e["toolCallId"].as_str().map(str::to_owned),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The recorded events of execution `run_id`, translated again for AG-UI run `agui_run`.
+async fn replayed(
+    server: &agent_adaptor::server::RunningServer,
+    thread: &str,
+    agui_run: &str,
+    run_id: &str,
+) -> Vec<Value> {
+    let records = server
+        .state()
+        .store
+        .read_run("default", run_id, None, 10_000)
+        .await
+        .unwrap();
+    let mut t = agent_adaptor::agui::Translator::new(thread, agui_run);
+    let mut out = Vec::new();
+    for r in records {
+        let ev: agent_adaptor::runtime::Event = serde_json::from_value(r.event).unwrap();
+        out.extend(t.event(&ev));
+    }
+    out.iter().map(|e| serde_json::to_value(e).unwrap()).collect()
+}
+
+#[tokio::test]
+async fn agui_ids_are_unique_across_the_runs_of_a_thread_and_stable_on_replay() {
+    let server = start().await;
+    let base = server.url();
+    let first = agui(&base, &input("t-ids", "r-1", "hello once")).await;
+    let second = agui(&base, &input("t-ids", "r-2", "hello twice")).await;
+    for events in [&first, &second] {
+        assert_eq!(one_terminal_last(events)["type"], "RUN_FINISHED", "{events:#?}");
+        assert!(
+            events.iter().any(|e| e["type"] == "TOOL_CALL_START"),
+            "each run has a tool call: {events:#?}"
+        );
+        assert!(events.iter().any(|e| e["type"] == "REASONING_MESSAGE_START"));
+    }
+    let (a, b) = (minted_ids(&first), minted_ids(&second));
+    let mut all: Vec<&String> = a.iter().chain(&b).collect();
+    let n = all.len();
+    all.sort();
+    all.dedup();
+    assert_eq!(all.len(), n, "ids repeat across the runs: {a:?} / {b:?}");
+
+    // The same executions, translated again from their recorded events, mint the same ids.
+    let mut runs = thread_runs(&server, "t-ids").await;
+    runs.sort_by_key(|r| r.created_at);
+    assert_eq!(runs.len(), 2);
+    for ((agui_run, live), run) in [("r-1", &first), ("r-2", &second)].into_iter().zip(&runs) {
+        let again = replayed(&server, "t-ids", agui_run, &run.run_id).await;
+        assert_eq!(minted_ids(&again), minted_ids(live), "replay of {agui_run}");
+    }
+    server.shutdown().await.unwrap();
+}
