@@ -11,7 +11,9 @@
 //! Standby; a rate-limit/network/provider-server failure with undelivered input is retried once, with
 //! the failed execution's options, after a delay that blocks nothing; undelivered `run_failed` input
 //! otherwise carries into the next execution under its original ids, and input that cannot join an
-//! execution starts its own. Closing the Agent ends the Standby.
+//! execution starts its own. A send waiting for space in the current execution's queue holds up
+//! neither cancel, lease renewal nor shutdown (later sends wait behind it, in order; cancel fails
+//! them). Closing the Agent ends the Standby.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, Weak};
@@ -42,13 +44,33 @@ pub const STANDBY_EVENT_BUFFER: usize = 256;
 /// Executions waiting for the consumer of [`Standby::executions`], at most.
 const EXECUTION_BUFFER: usize = 16;
 
+/// Where a send's answer goes.
+type Reply = oneshot::Sender<Result<String, MessageError>>;
+
 enum Command {
     Send {
         text: String,
         opts: CallOptions,
-        reply: oneshot::Sender<Result<String, MessageError>>,
+        reply: Reply,
     },
     Cancel,
+}
+
+/// A message-only send waiting for space in the current execution's queue (its `MaxPending`
+/// reached). The worker keeps serving cancel, lease renewal and shutdown meanwhile; later sends
+/// wait behind it, in order.
+struct Admitting {
+    input: Input,
+    text: String,
+    opts: CallOptions,
+    /// In a mutex only so the worker stays `Sync`; polled through `get_mut`, never locked.
+    admission: Mutex<futures::future::BoxFuture<'static, Result<String, MessageError>>>,
+}
+
+/// How a send was handled: answered, or waiting for queue space.
+enum Sent {
+    Reply(Result<String, MessageError>),
+    Waiting(Admitting),
 }
 
 #[derive(Clone)]
@@ -287,6 +309,8 @@ impl Thread {
             queue: VecDeque::new(),
             carried: Vec::new(),
             retry: None,
+            admitting: None,
+            backlog: VecDeque::new(),
         };
         let closing = agent.inner.cancel.clone();
         // On the Agent's tracker, so `Agent::close` waits for it; in the caller's span (a host's
@@ -336,6 +360,10 @@ struct Worker {
     queue: VecDeque<(Input, CallOptions)>,
     carried: Vec<Input>,
     retry: Option<Retry>,
+    /// The send waiting for queue space, with its reply.
+    admitting: Option<(Admitting, Reply)>,
+    /// Sends that arrived while one waited for queue space, in arrival order.
+    backlog: VecDeque<(String, CallOptions, Reply)>,
 }
 
 fn merged(defaults: &CallOptions, opts: CallOptions) -> CallOptions {
@@ -499,46 +527,96 @@ impl Worker {
         })
     }
 
-    async fn on_send(&mut self, text: String, opts: CallOptions) -> Result<String, MessageError> {
+    /// Handles one send: answers it, or parks it while it waits for queue space.
+    async fn handle_send(&mut self, text: String, opts: CallOptions, reply: Reply) {
+        match self.on_send(text, opts).await {
+            Sent::Reply(r) => {
+                let _ = reply.send(r);
+            }
+            Sent::Waiting(admitting) => self.admitting = Some((admitting, reply)),
+        }
+    }
+
+    async fn on_send(&mut self, text: String, opts: CallOptions) -> Sent {
         let input = Self::input(&text, &opts);
         let id = input.id.clone();
         if opts.has_execution_options() {
             if self.current.is_some() || self.retry.is_some() {
                 self.queue.push_back((input, opts));
-                return Ok(id);
+                return Sent::Reply(Ok(id));
             }
             let (first, rest) = self.with_carried(input);
             self.start(first, rest, opts, false).await;
-            return Ok(id);
+            return Sent::Reply(Ok(id));
         }
-        if let Some(cur) = &mut self.current {
+        if let Some(cur) = &self.current {
             let msg = MessageOptions::new()
                 .id(input.id.clone())
                 .from(input.from.clone())
                 .when(input.timing);
-            match cur.stream.send(text.clone(), msg).await {
-                Ok(id) => {
-                    cur.inputs.push((input, true));
-                    return Ok(id);
-                }
-                Err(e) if e.kind != MessageErrorKind::RunFinished => return Err(e),
-                Err(_) => {
-                    // Raced with the end of the execution: settle it first (its carried input and
-                    // queue), then place this input where it belongs now.
-                    let outcome = cur.stream.result().await;
-                    self.on_finished(outcome).await;
-                    return Box::pin(self.on_send(text, opts)).await;
-                }
-            }
+            let stream = cur.stream.clone();
+            let body = text.clone();
+            let mut admission: futures::future::BoxFuture<'static, _> =
+                Box::pin(async move { stream.send(body, msg).await });
+            return match futures::poll!(&mut admission) {
+                std::task::Poll::Ready(r) => self.admitted(input, text, opts, r).await,
+                std::task::Poll::Pending => Sent::Waiting(Admitting {
+                    input,
+                    text,
+                    opts,
+                    admission: Mutex::new(admission),
+                }),
+            };
         }
         if let Some(retry) = &mut self.retry {
             // Joins the pending retry (it waits for the same delay).
             retry.inputs.push(input);
-            return Ok(id);
+            return Sent::Reply(Ok(id));
         }
         let (first, rest) = self.with_carried(input);
         self.start(first, rest, CallOptions::new(), false).await;
-        Ok(id)
+        Sent::Reply(Ok(id))
+    }
+
+    /// The admission of a message-only send into the current execution ended with `r`.
+    async fn admitted(
+        &mut self,
+        input: Input,
+        text: String,
+        opts: CallOptions,
+        r: Result<String, MessageError>,
+    ) -> Sent {
+        match r {
+            Ok(id) => {
+                if let Some(cur) = &mut self.current {
+                    cur.inputs.push((input, true));
+                }
+                Sent::Reply(Ok(id))
+            }
+            Err(e) if e.kind != MessageErrorKind::RunFinished => Sent::Reply(Err(e)),
+            Err(_) => {
+                // Raced with the end of the execution: settle it first (its carried input and
+                // queue), then place this input where it belongs now.
+                if let Some(cur) = &self.current {
+                    let outcome = cur.stream.result().await;
+                    self.on_finished(outcome).await;
+                }
+                Box::pin(self.on_send(text, opts)).await
+            }
+        }
+    }
+
+    /// The parked send's admission ended with `r`.
+    async fn on_admission(&mut self, r: Result<String, MessageError>) {
+        let Some((a, reply)) = self.admitting.take() else {
+            return;
+        };
+        match self.admitted(a.input, a.text, a.opts, r).await {
+            Sent::Reply(r) => {
+                let _ = reply.send(r);
+            }
+            Sent::Waiting(again) => self.admitting = Some((again, reply)),
+        }
     }
 
     /// Carried input (older) goes first, then `input`.
@@ -630,6 +708,19 @@ impl Worker {
     }
 
     async fn on_cancel(&mut self) {
+        // Sends still waiting for queue space were never admitted: they fail, cancelled.
+        let cancelled = |id: String, text: String| MessageError {
+            id,
+            text,
+            kind: MessageErrorKind::Cancelled,
+        };
+        if let Some((a, reply)) = self.admitting.take() {
+            let _ = reply.send(Err(cancelled(a.input.id, a.text)));
+        }
+        for (text, opts, reply) in self.backlog.drain(..) {
+            let id = opts.message.id.clone().unwrap_or_default();
+            let _ = reply.send(Err(cancelled(id, text)));
+        }
         let mut dropped: Vec<Input> = self.queue.drain(..).map(|(i, _)| i).collect();
         dropped.append(&mut self.carried);
         if let Some(retry) = self.retry.take() {
@@ -733,9 +824,26 @@ impl Worker {
         let (_, every) = self.timing;
         let mut renewal = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
         loop {
-            let finished = async {
-                match &self.current {
-                    Some(cur) => cur.stream.result().await,
+            // Sends that waited behind a parked one, in order, until one waits again.
+            while self.admitting.is_none()
+                && let Some((text, opts, reply)) = self.backlog.pop_front()
+            {
+                self.handle_send(text, opts, reply).await;
+            }
+            // While a send waits for queue space the execution's end is seen through that send
+            // (the queue closes first), so its input is placed before the execution settles.
+            let waiting = self.admitting.is_some();
+            let current = &self.current;
+            let finished = async move {
+                match current {
+                    Some(cur) if !waiting => cur.stream.result().await,
+                    _ => std::future::pending().await,
+                }
+            };
+            let parked = &mut self.admitting;
+            let admission = async move {
+                match parked {
+                    Some((a, _)) => a.admission.get_mut().unwrap_or_else(|p| p.into_inner()).await,
                     None => std::future::pending().await,
                 }
             };
@@ -760,13 +868,16 @@ impl Worker {
                 }
                 cmd = inbox.recv() => match cmd {
                     None => break,
+                    Some(Command::Send { text, opts, reply }) if waiting => {
+                        self.backlog.push_back((text, opts, reply));
+                    }
                     Some(Command::Send { text, opts, reply }) => {
-                        let r = self.on_send(text, opts).await;
-                        let _ = reply.send(r);
+                        self.handle_send(text, opts, reply).await;
                     }
                     Some(Command::Cancel) => self.on_cancel().await,
                 },
                 outcome = finished => self.on_finished(outcome).await,
+                r = admission => self.on_admission(r).await,
                 _ = retry_due, if self.current.is_none() => self.on_retry().await,
             }
         }

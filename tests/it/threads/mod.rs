@@ -11,6 +11,7 @@ mod resume;
 pub mod shapes;
 mod standby;
 mod standby_contract;
+mod standby_seams;
 
 use std::sync::Arc;
 
