@@ -1,8 +1,10 @@
-//! Tidy checks: the layering of DESIGN.md §2 and the documentation rules, enforced by grepping
+//! Tidy checks: the layering of ARCHITECTURE.md ("Invariants") and the documentation rules, enforced by grepping
 //! the sources. A failure names the file and the rule it breaks.
 
 use std::fs;
 use std::path::{Path, PathBuf};
+
+mod docs;
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(entries) = fs::read_dir(dir) else { return };
@@ -76,7 +78,118 @@ const RULES: &[(&str, &[&str], &str)] = &[
         &["axum", "sqlx", "crate::runtime", "crate::server"],
         "the vocabulary is plain data",
     ),
+    (
+        "src/agui",
+        &[
+            "axum",
+            "sqlx",
+            "utoipa",
+            "crate::server",
+            "crate::store",
+            "crate::providers",
+        ],
+        "the AG-UI protocol is HTTP-free and store-free: it translates runtime events",
+    ),
+    (
+        "src/recorder",
+        &["axum", "utoipa", "crate::server", "crate::providers"],
+        "the recorder sits between the runtime and the stores, below every output",
+    ),
+    (
+        "src/skills",
+        &[
+            "axum",
+            "sqlx",
+            "utoipa",
+            "crate::runtime",
+            "crate::server",
+            "crate::store",
+            "crate::providers",
+        ],
+        "resources are plain building blocks the runtime uses",
+    ),
+    (
+        "src/profile",
+        &[
+            "axum",
+            "sqlx",
+            "utoipa",
+            "crate::runtime",
+            "crate::server",
+            "crate::store",
+            "crate::providers",
+        ],
+        "resources are plain building blocks the runtime uses",
+    ),
+    (
+        "src/workspace",
+        &[
+            "axum",
+            "sqlx",
+            "utoipa",
+            "crate::runtime",
+            "crate::server",
+            "crate::store",
+            "crate::providers",
+        ],
+        "resources are plain building blocks the runtime uses",
+    ),
+    (
+        "src/tools",
+        &[
+            "sqlx",
+            "utoipa",
+            "crate::runtime",
+            "crate::server",
+            "crate::store",
+            "crate::providers",
+        ],
+        "host tools are an MCP server of their own (axum is allowed: rmcp mounts in a router)",
+    ),
 ];
+
+/// The providers whose wire types are their own: no other provider (nor the shared `stream_json`) imports them.
+const PROVIDERS: &[&str] = &["claude", "codex", "codebuddy", "cursor", "stream_json"];
+
+/// `(file, line)` pairs of `src/providers/<p>/` that name another provider's `wire` module.
+fn cross_wire_imports(provider: &str, src: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in code_lines(src) {
+        for other in PROVIDERS.iter().filter(|o| **o != provider) {
+            if line.contains(&format!("providers::{other}::wire")) {
+                out.push(line.trim().to_owned());
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn no_provider_imports_another_providers_wire() {
+    let mut violations = Vec::new();
+    for p in PROVIDERS {
+        let mut files = Vec::new();
+        rust_files(&root().join("src/providers").join(p), &mut files);
+        for f in files {
+            for line in cross_wire_imports(p, &fs::read_to_string(&f).unwrap()) {
+                violations.push(format!("{}: `{line}`", f.strip_prefix(root()).unwrap().display()));
+            }
+        }
+    }
+    assert!(
+        violations.is_empty(),
+        "a provider's wire types are its own:\n{}",
+        violations.join("\n")
+    );
+    // Negative control: the rule sees a cross import and allows a provider's own.
+    assert_eq!(
+        cross_wire_imports(
+            "codebuddy",
+            "use crate::providers::claude::wire::Frame;\nuse crate::providers::codebuddy::wire::X;"
+        ),
+        vec!["use crate::providers::claude::wire::Frame;".to_owned()]
+    );
+}
 
 #[test]
 fn layering_holds() {
