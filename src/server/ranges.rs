@@ -109,8 +109,8 @@ pub struct ApprovalsBody {
     #[serde(default)]
     #[schema(schema_with = question_mode_schema)]
     pub question: QuestionMode,
-    /// The deadline of each request in milliseconds, 0 to 604800000 (7 days); `-1`: no deadline; absent:
-    /// the default (30 s).
+    /// The deadline of each request in milliseconds, 0 to 604800000 (7 days); `-1`: no deadline; absent or
+    /// 0: the service's `approval_timeout` (5 minutes unless configured).
     #[serde(default)]
     #[schema(minimum = -1, maximum = 604_800_000)]
     pub timeout: Option<i64>,

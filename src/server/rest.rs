@@ -148,7 +148,13 @@ impl StartRunBody {
         }
     }
 
-    fn options(&self, resources: &AgentResources) -> Result<CallOptions, ApiError> {
+    /// The call options of the run; `approval_timeout` (the service's) is the deadline of an `approvals`
+    /// policy that names none.
+    fn options(
+        &self,
+        resources: &AgentResources,
+        approval_timeout: Duration,
+    ) -> Result<CallOptions, ApiError> {
         if self.prompt.trim().is_empty() {
             return Err(ApiError::invalid("prompt", "the prompt is empty"));
         }
@@ -164,8 +170,13 @@ impl StartRunBody {
             o = o.metadata(k, v);
         }
         if let Some(a) = &self.approvals {
+            let mut approvals = a.policy("approvals")?;
+            if approvals.timeout.is_none_or(|t| t.millis == 0) {
+                // A request that sets no deadline (absent or 0) keeps the service's, not the library's 30 s.
+                approvals = approvals.with_timeout(approval_timeout);
+            }
             o = o.policy(Policy {
-                approvals: a.policy("approvals")?,
+                approvals,
                 ..Default::default()
             });
         }
@@ -252,7 +263,7 @@ async fn start(
             }
         }
     }
-    let options = body.options(&a.resources)?;
+    let options = body.options(&a.resources, state.config.approval_timeout)?;
     let slot = state.limits.acquire_run(tenant.as_str())?;
     let entry = state
         .runs

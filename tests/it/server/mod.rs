@@ -17,6 +17,7 @@ mod limits;
 mod logs;
 mod openapi;
 mod playground;
+mod readme;
 mod recording;
 mod rejections;
 mod resources;
