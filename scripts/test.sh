@@ -28,6 +28,12 @@ if [ -z "${DATABASE_URL:-}" ]; then
   fi
 fi
 
+# The README walkthrough test (tests/it/server/readme.rs) pastes the README's curl block into bash: it needs jq.
+if ! command -v jq >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  echo "== installing jq from apt" >&2
+  apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq jq curl >&2
+fi
+
 if ! cargo nextest --version >/dev/null 2>&1; then
   echo "== installing cargo-nextest (pinned)" >&2
   cargo install --locked cargo-nextest@0.9.143

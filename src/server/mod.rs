@@ -71,7 +71,7 @@ use declared::DeclaredThreads;
 use standby::Standbys;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
-use tower_http::cors::{AllowOrigin, Any, CorsLayer};
+use tower_http::cors::{AllowOrigin, CorsLayer};
 use tower_http::trace::TraceLayer;
 
 pub use agents::{AgentEntry, AgentError, Agents};
@@ -170,6 +170,17 @@ pub struct RunningServer {
     retention: Option<tokio::task::JoinHandle<()>>,
 }
 
+/// The request headers a browser client may send cross-origin: JSON bodies, both API-key forms, SSE
+/// resumption, and trace context.
+pub const CORS_ALLOW_HEADERS: [&str; 6] = [
+    "content-type",
+    "authorization",
+    "x-api-key",
+    "last-event-id",
+    "accept",
+    "traceparent",
+];
+
 fn cors(origins: &[String]) -> Option<CorsLayer> {
     if origins.is_empty() {
         return None;
@@ -183,7 +194,9 @@ fn cors(origins: &[String]) -> Option<CorsLayer> {
         CorsLayer::new()
             .allow_origin(allow)
             .allow_methods([Method::GET, Method::POST, Method::DELETE, Method::OPTIONS])
-            .allow_headers(Any)
+            // Listed, not `*`: the wildcard does not cover `Authorization` (Fetch standard), so a browser
+            // client with a tenant key would be refused.
+            .allow_headers(CORS_ALLOW_HEADERS.map(HeaderName::from_static))
             .expose_headers([HeaderName::from_static("retry-after")]),
     )
 }

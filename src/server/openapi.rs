@@ -17,6 +17,11 @@ use utoipa_scalar::{Scalar, Servable};
 use super::views::{ErrorBody, ErrorDetail};
 use super::{agui, inspect, playground, rest, standby, threads};
 
+mod names;
+
+use names::Names;
+pub use names::OPERATIONS;
+
 /// The document.
 #[derive(OpenApi)]
 #[openapi(
@@ -57,7 +62,7 @@ use super::{agui, inspect, playground, rest, standby, threads};
         rest::decide,
     ),
     components(schemas(ErrorBody, ErrorDetail)),
-    modifiers(&Security),
+    modifiers(&Security, &Names),
     tags(
         (name = "health", description = "Liveness, readiness and Prometheus metrics"),
         (name = "agents", description = "The configured agents"),

@@ -8,6 +8,7 @@ mod agui;
 mod approvals;
 mod cli;
 mod config_file;
+mod cors;
 mod docker;
 mod durable;
 mod inspect;

@@ -1,0 +1,246 @@
+//! Every operation's generator-facing names, in one table: a unique, namespaced `operationId`
+//! (`<tag>_<verb>`, so generated clients get `threads.get` and `standby.get` rather than two `get`s), a plain
+//! summary (no markdown: documentation UIs show it as a title) and a description. A test checks that the
+//! table names every operation the router serves and nothing else.
+
+use utoipa::openapi::path::Operation;
+
+/// `(method, path, operationId, summary, description)` of every documented operation.
+pub const OPERATIONS: &[(&str, &str, &str, &str, &str)] = &[
+    (
+        "get",
+        "/",
+        "playground_page",
+        "The playground page",
+        "A zero-build HTML page to pick an agent, start runs, watch their events and answer approvals.",
+    ),
+    (
+        "get",
+        "/healthz",
+        "health_live",
+        "Liveness",
+        "Answers 200 while the process serves requests.",
+    ),
+    (
+        "get",
+        "/readyz",
+        "health_ready",
+        "Readiness",
+        "Answers 200 when the store answers, 503 otherwise (and while shutting down).",
+    ),
+    (
+        "get",
+        "/metrics",
+        "health_metrics",
+        "Prometheus metrics",
+        "Service-wide counters and gauges in the Prometheus text format; no tenant names, ids or keys.",
+    ),
+    (
+        "get",
+        "/v1/agents",
+        "agents_list",
+        "List agents",
+        "The configured agents with their providers and capability descriptors.",
+    ),
+    (
+        "get",
+        "/v1/agents/{agent}",
+        "agents_get",
+        "Get an agent",
+        "One agent: its provider, capability descriptor and the names of its resources (never URLs or paths).",
+    ),
+    (
+        "get",
+        "/v1/agents/{agent}/inspect",
+        "agents_inspect",
+        "Inspect an agent",
+        "Runs the agent's probes (environment, models, quota, config schema, skills, profile) concurrently, each \
+      under the timeout; a probe that does not answer is null and listed in errors.",
+    ),
+    (
+        "post",
+        "/v1/agents/{agent}/agui",
+        "agui_run",
+        "Run an agent over AG-UI",
+        "Takes a RunAgentInput and streams AG-UI events (text/event-stream) for one run on the input's thread.",
+    ),
+    (
+        "post",
+        "/v1/agui",
+        "agui_run_default",
+        "Run the default agent over AG-UI",
+        "As agui_run, for the first configured agent.",
+    ),
+    (
+        "post",
+        "/v1/agents/{agent}/runs",
+        "runs_start",
+        "Start a stateless run",
+        "Starts a run with no thread; its events are kept and replayable like any run's.",
+    ),
+    (
+        "post",
+        "/v1/agents/{agent}/threads/{key}/runs",
+        "runs_start_on_thread",
+        "Start a run on a thread",
+        "Starts a run on the thread (continuing its conversation when its checkpoint allows); 409 thread_busy \
+      while another run or a Standby holds the thread.",
+    ),
+    (
+        "get",
+        "/v1/runs/{run_id}",
+        "runs_get",
+        "Get a run",
+        "The run's state and, once finished, its result or error.",
+    ),
+    (
+        "post",
+        "/v1/runs/{run_id}/cancel",
+        "runs_cancel",
+        "Cancel a run",
+        "Requests cancellation (202); the run ends cancelled and its events end with done.",
+    ),
+    (
+        "get",
+        "/v1/runs/{run_id}/events",
+        "runs_events",
+        "Follow a run's events",
+        "Server-sent events with replay: id is the run's sequence, Last-Event-ID or ?after= resumes with no gap \
+      and no duplicate; the stream ends after done.",
+    ),
+    (
+        "post",
+        "/v1/runs/{run_id}/messages",
+        "runs_send_message",
+        "Send a supplemental message",
+        "Admits a message for the running run (202: admitted, not yet delivered); its delivery is reported as \
+      message_update events.",
+    ),
+    (
+        "get",
+        "/v1/runs/{run_id}/approvals",
+        "approvals_list",
+        "List a run's approvals",
+        "Every approval request of the run with its state; ?pending=true for the open ones only.",
+    ),
+    (
+        "post",
+        "/v1/runs/{run_id}/approvals/{id}",
+        "approvals_decide",
+        "Answer an approval",
+        "Approves, denies or answers a request exactly once: 409 when already resolved, 410 when expired, 422 \
+      for the wrong kind of answer.",
+    ),
+    (
+        "get",
+        "/v1/agents/{agent}/threads",
+        "threads_list",
+        "List threads",
+        "The tenant's threads of this agent, paged by cursor.",
+    ),
+    (
+        "post",
+        "/v1/agents/{agent}/threads",
+        "threads_create",
+        "Declare a thread",
+        "Declares a thread with run defaults; idempotent by key (same defaults 200, other defaults 409).",
+    ),
+    (
+        "get",
+        "/v1/agents/{agent}/threads/{key}",
+        "threads_get",
+        "Get a thread",
+        "The thread's status, checkpoint audit, defaults and active run.",
+    ),
+    (
+        "post",
+        "/v1/agents/{agent}/threads/{key}/archive",
+        "threads_archive",
+        "Archive a thread",
+        "Archives the thread: it leaves the listing, its record stays for audit.",
+    ),
+    (
+        "get",
+        "/v1/agents/{agent}/threads/{key}/events",
+        "threads_history",
+        "A thread's history",
+        "Every recorded event of the thread's runs, in order, paged by cursor.",
+    ),
+    (
+        "post",
+        "/v1/agents/{agent}/threads/{key}/fork",
+        "threads_fork",
+        "Fork a thread",
+        "Declares a new thread whose first run starts from this thread's checkpoint.",
+    ),
+    (
+        "post",
+        "/v1/agents/{agent}/threads/{key}/standby",
+        "standby_open",
+        "Open a Standby",
+        "Opens (201) or returns (200) the thread's Standby: a server-lifetime conversation that owns the thread.",
+    ),
+    (
+        "get",
+        "/v1/agents/{agent}/threads/{key}/standby",
+        "standby_get",
+        "Get a Standby",
+        "The thread's live Standby.",
+    ),
+    (
+        "delete",
+        "/v1/agents/{agent}/threads/{key}/standby",
+        "standby_release",
+        "Release a Standby",
+        "Ends the Standby and releases its thread.",
+    ),
+    (
+        "post",
+        "/v1/agents/{agent}/threads/{key}/standby/messages",
+        "standby_send",
+        "Send to a Standby",
+        "Admits input for the Standby (202: admitted, not delivery); it joins the running execution or starts the \
+      next.",
+    ),
+    (
+        "post",
+        "/v1/agents/{agent}/threads/{key}/standby/cancel",
+        "standby_cancel",
+        "Cancel a Standby's work",
+        "Cancels the running execution and fails queued input as cancelled; the Standby stays open.",
+    ),
+    (
+        "get",
+        "/v1/agents/{agent}/threads/{key}/standby/events",
+        "standby_events",
+        "Follow a Standby's events",
+        "Server-sent events of the Standby's executions, with replay by Last-Event-ID.",
+    ),
+];
+
+/// Applies [`OPERATIONS`] to the document: ids, summaries and descriptions by (method, path).
+pub(super) struct Names;
+
+impl utoipa::Modify for Names {
+    fn modify(&self, doc: &mut utoipa::openapi::OpenApi) {
+        for (path, item) in doc.paths.paths.iter_mut() {
+            let ops: [(&str, &mut Option<Operation>); 5] = [
+                ("get", &mut item.get),
+                ("post", &mut item.post),
+                ("put", &mut item.put),
+                ("delete", &mut item.delete),
+                ("patch", &mut item.patch),
+            ];
+            for (name, op) in ops {
+                let Some(op) = op else { continue };
+                if let Some((_, _, id, summary, description)) =
+                    OPERATIONS.iter().find(|(m, p, ..)| *m == name && p == path)
+                {
+                    op.operation_id = Some((*id).to_owned());
+                    op.summary = Some((*summary).to_owned());
+                    op.description = Some((*description).to_owned());
+                }
+            }
+        }
+    }
+}
