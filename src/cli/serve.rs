@@ -65,6 +65,11 @@ pub struct ServeArgs {
     /// run waits for the store (default 4096, at least 1).
     #[arg(long, env = "AGENT_ADAPTOR_RECORD_BACKLOG", value_parser = clap::value_parser!(u32).range(1..))]
     record_backlog: Option<u32>,
+    /// This replica's stable owner id. On restart with the same id its unfinished runs end
+    /// `interrupted` at once; by default every start gets a fresh id (on Postgres a dead replica's runs
+    /// then end when its heartbeat lapses, within a minute).
+    #[arg(long, env = "AGENT_ADAPTOR_REPLICA_ID")]
+    replica_id: Option<String>,
 }
 
 fn data_dir(args: &ServeArgs) -> PathBuf {
@@ -130,6 +135,12 @@ fn config(args: &ServeArgs) -> Result<ServerConfig, String> {
     }
     if let Some(n) = args.record_backlog {
         config.record_backlog = n as usize;
+    }
+    if let Some(id) = args.replica_id.as_deref() {
+        if id.is_empty() || id.len() > 128 || id.contains('\0') {
+            return Err("--replica-id must be 1 to 128 bytes without NUL".into());
+        }
+        config.owner = id.to_owned();
     }
     Ok(config)
 }

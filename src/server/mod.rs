@@ -9,6 +9,7 @@
 //! | `limits` | per-tenant limits: concurrent runs and request rate (429 + `Retry-After`) |
 //! | `ip_limits` | per-client-IP request rate of unauthenticated traffic, in a bounded table |
 //! | `retention` | the background task that applies the event-log retention policy |
+//! | `recovery` | crash recovery: a dead process's runs end `interrupted`, their approvals and threads freed |
 //! | `agents` | building agents from specs and discovering CLIs (adding a provider = one match arm) |
 //! | `runs` | the run registry, the per-run pump recording events, live approvals |
 //! | `rest` | agents, runs, run events, approvals, messages, health |
@@ -47,6 +48,7 @@ mod paths;
 pub mod playground;
 pub mod ranges;
 mod record;
+pub mod recovery;
 pub mod resources;
 mod rest;
 pub mod retention;
@@ -344,6 +346,21 @@ impl HostResources {
     }
 }
 
+/// Ends the runs a dead process left behind (`recovery`) before the listener accepts; a store that
+/// cannot list them is logged, not fatal.
+async fn recover_at_start(store: &Arc<dyn ThreadStore>, owner: &str) {
+    match recovery::recover(store, owner, true).await {
+        Ok(r) if r.runs > 0 => tracing::warn!(
+            runs = r.runs,
+            approvals = r.approvals,
+            leases = r.leases,
+            "ended the runs a previous process left mid-flight"
+        ),
+        Ok(_) => {}
+        Err(e) => tracing::error!(error = %e, "crash recovery could not list unfinished runs"),
+    }
+}
+
 /// Validates the configuration; the tenants' key table.
 fn checked(config: &ServerConfig) -> Result<Auth, ServerError> {
     let auth = Auth::new(&config.tenants).map_err(|e| ServerError::Config(e.to_string()))?;
@@ -389,6 +406,14 @@ impl Server {
     ) -> Result<RunningServer, ServerError> {
         let limits = Arc::new(Limiter::new(config.limits, &config.tenants));
         let agents = agents::build(&config, &store, host)?;
+        let shutdown = CancellationToken::new();
+        recover_at_start(&store, &config.owner).await;
+        if store.backend() == "postgres" {
+            match recovery::spawn_heartbeat(store.clone(), config.owner.clone(), shutdown.clone()).await {
+                Ok(_task) => {}
+                Err(e) => tracing::error!(error = %e, "could not take the replica heartbeat lease"),
+            }
+        }
         let listener = TcpListener::bind(config.bind)
             .await
             .map_err(|source| ServerError::Bind {
@@ -409,7 +434,7 @@ impl Server {
             runs,
             declared,
             standbys: Standbys::default(),
-            shutdown: CancellationToken::new(),
+            shutdown,
             auth,
             limits,
             ip_limits: IpLimiter::new(config_ip_limits),

@@ -422,7 +422,14 @@ pub async fn run_events(
         .unwrap_or_default();
     let recorder = Recorder::new(state.store.clone(), tenant.as_str(), exposure);
     let (tx, rx) = mpsc::channel(64);
-    tokio::spawn(sse::replay(recorder, run_id, after, exposure, tx));
+    let interrupted = (run.state == crate::store::RunState::Interrupted)
+        .then(|| {
+            run.error
+                .as_ref()
+                .and_then(|e| e["details"]["last_recorded_seq"].as_u64())
+        })
+        .flatten();
+    tokio::spawn(sse::replay(recorder, run_id, after, exposure, interrupted, tx));
     Ok(sse::response(rx, state.config.keep_alive))
 }
 

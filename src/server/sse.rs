@@ -170,14 +170,21 @@ pub fn follow<L: EventLog>(
 }
 
 /// Replays a run from the durable log after `after`, page by page.
+///
+/// `interrupted` is the `last_recorded_seq` of a run crash recovery ended (`server::recovery`): its
+/// terminal sequence follows that seq in the log. A client whose cursor is already past it (it saw
+/// events live that the crash lost) is sent that terminal numbered after its own cursor, so it ends
+/// instead of reconnecting forever, and never sees an id it already had reused.
 pub async fn replay(
     recorder: Recorder,
     run_id: String,
     after: u64,
     view: ExposurePolicy,
+    interrupted: Option<u64>,
     tx: mpsc::Sender<SseEvent>,
 ) {
     let mut last = after;
+    let mut ended = false;
     loop {
         let page = match recorder.run(&run_id, Some(last), 500, &view).await {
             Ok(p) => p,
@@ -193,6 +200,7 @@ pub async fn replay(
         let short = page.len() < 500;
         for r in page {
             last = r.sequence;
+            ended = r.kind == "done";
             if tx
                 .send(frame(r.sequence, &r.kind, &r.json.to_string()))
                 .await
@@ -202,6 +210,18 @@ pub async fn replay(
             }
         }
         if short {
+            break;
+        }
+    }
+    let Some(recorded) = interrupted.filter(|_| !ended) else {
+        return;
+    };
+    let Ok(terminal) = recorder.run(&run_id, Some(recorded), 2, &view).await else {
+        return;
+    };
+    for r in terminal {
+        last += 1;
+        if tx.send(frame(last, &r.kind, &r.json.to_string())).await.is_err() {
             return;
         }
     }

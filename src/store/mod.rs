@@ -226,6 +226,43 @@ pub trait ThreadStore: Send + Sync + 'static {
     /// returns how many changed.
     async fn mark_interrupted(&self, owner: &str) -> StoreResult<u64>;
 
+    /// Crash recovery: the unfinished (queued, running or parked) runs whose owner is dead, by run id,
+    /// at most `limit`. `me` is the asking replica's owner id; `starting` says it has just started, so
+    /// unfinished runs under its own id are a previous life's (a stable replica id restarting).
+    ///
+    /// Who is dead is the backend's rule: on the single-node stores (memory, SQLite) every owner but
+    /// `me`; on Postgres an owner whose replica lease ([`replica_lease_target`]) is missing or expired
+    /// by the database clock. The caller ends each run (`update_run_state` is the compare-and-set that
+    /// makes exactly one recoverer win).
+    async fn orphaned_runs(&self, me: &str, starting: bool, limit: u32) -> StoreResult<Vec<RunRecord>> {
+        let _ = (me, starting, limit);
+        Err(StoreError::invalid(format!(
+            "the {} store does not support crash recovery",
+            self.backend()
+        )))
+    }
+
+    /// Crash recovery: frees the lease on `target` whatever its owner (that owner is dead), at once.
+    /// The row stays, so the next fencing token is still higher. True when an unexpired lease was
+    /// broken.
+    async fn break_lease(&self, target: &str) -> StoreResult<bool> {
+        let _ = target;
+        Err(StoreError::invalid(format!(
+            "the {} store does not support crash recovery",
+            self.backend()
+        )))
+    }
+
+    /// Crash recovery: ends the run's pending approvals as [`ApprovalState::Expired`] with `reason` as
+    /// their decision (so a reader sees why), whatever their deadline; returns how many.
+    async fn abandon_approvals(&self, tenant: &str, run_id: &str, reason: Value) -> StoreResult<u64> {
+        let _ = (tenant, run_id, reason);
+        Err(StoreError::invalid(format!(
+            "the {} store does not support crash recovery",
+            self.backend()
+        )))
+    }
+
     // ---- pending approvals ---------------------------------------------------------------------------
 
     /// Stores a new pending approval; [`StoreError::AlreadyExists`] if the request id is taken.
@@ -264,6 +301,16 @@ pub trait ThreadStore: Send + Sync + 'static {
     /// Deletes a declaration; true when there was one.
     async fn delete_declaration(&self, tenant: &str, agent: &str, key: &str) -> StoreResult<bool>;
 }
+
+/// The lease target of a replica's heartbeat: a replica holds it while it lives (renewing it), so on a
+/// shared store the runs of an owner whose replica lease lapsed are a dead replica's
+/// ([`ThreadStore::orphaned_runs`]).
+pub fn replica_lease_target(owner: &str) -> String {
+    format!("{REPLICA_LEASE_PREFIX}{owner}")
+}
+
+/// The prefix of [`replica_lease_target`] (thread leases use `key:`).
+pub const REPLICA_LEASE_PREFIX: &str = "replica:";
 
 /// A fresh private in-memory store (the default of an Agent without a configured store).
 pub fn in_memory() -> Arc<dyn ThreadStore> {

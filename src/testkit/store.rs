@@ -24,6 +24,7 @@
 //! | STORE-17 | approvals past their deadline are `Expired`; `expire_approvals` counts; unknown is `NotFound` |
 //! | STORE-18 | runs: create, state changes, terminal states stay, paging, `mark_interrupted` |
 //! | STORE-19 | thread declarations round-trip, are unique per tenant/agent/key, scoped, and deletable |
+//! | STORE-20 | crash recovery: a dead owner's unfinished runs are listed, a broken lease is free at once, a run's pending approvals are abandoned |
 //!
 //! The story needs a **fresh, empty store**: STORE-01 checks retention, which is store-wide, by exact
 //! counts. Everything else is namespaced by a random suffix. Clauses with lease expiry sleep for a few
@@ -33,6 +34,7 @@ pub mod faulty;
 mod history;
 mod leases;
 mod log;
+mod recovery;
 mod service;
 mod threads;
 
@@ -72,6 +74,7 @@ pub async fn check_store(store: Arc<dyn ThreadStore>) {
     service::approval_expiry(&kit).await;
     service::runs(&kit).await;
     service::declarations(&kit).await;
+    recovery::recovery(&kit).await;
 }
 
 /// The store under test plus a per-run namespace for tenants, keys and targets.

@@ -164,6 +164,18 @@ impl ThreadStore for MemoryStore {
         Ok(self.lock().service.mark_interrupted(owner))
     }
 
+    async fn orphaned_runs(&self, me: &str, starting: bool, limit: u32) -> StoreResult<Vec<RunRecord>> {
+        Ok(self.lock().service.orphaned_runs(me, starting, limit))
+    }
+
+    async fn break_lease(&self, target: &str) -> StoreResult<bool> {
+        Ok(self.lock().threads.break_lease(target))
+    }
+
+    async fn abandon_approvals(&self, tenant: &str, run_id: &str, reason: Value) -> StoreResult<u64> {
+        Ok(self.lock().service.abandon_approvals(tenant, run_id, &reason))
+    }
+
     async fn create_approval(&self, approval: &Approval) -> StoreResult<()> {
         self.lock().service.create_approval(approval)
     }

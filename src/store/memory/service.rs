@@ -84,6 +84,32 @@ impl Service {
         changed
     }
 
+    /// The unfinished runs of every owner but `me` (and of `me` when `starting`): one process, one node.
+    pub(super) fn orphaned_runs(&self, me: &str, starting: bool, limit: u32) -> Vec<RunRecord> {
+        self.runs
+            .values()
+            .filter(|run| run.state.is_live() && (starting || run.owner != me))
+            .take(limit.min(rules::MAX_PAGE) as usize)
+            .cloned()
+            .collect()
+    }
+
+    /// Pending approvals of the run → expired, with `reason` as their decision.
+    pub(super) fn abandon_approvals(&mut self, tenant: &str, run_id: &str, reason: &Value) -> u64 {
+        let mut ended = 0;
+        for approval in self.approvals.values_mut() {
+            if approval.tenant == tenant
+                && approval.run_id == run_id
+                && approval.state == ApprovalState::Pending
+            {
+                approval.state = ApprovalState::Expired;
+                approval.decision = Some(reason.clone());
+                ended += 1;
+            }
+        }
+        ended
+    }
+
     pub(super) fn create_approval(&mut self, approval: &Approval) -> StoreResult<()> {
         rules::require("tenant", &approval.tenant)?;
         rules::require("request id", &approval.request_id)?;

@@ -88,6 +88,18 @@ impl Threads {
         }
     }
 
+    /// Expires the lease on `target` now, whoever holds it; true when it was unexpired.
+    pub(super) fn break_lease(&mut self, target: &str) -> bool {
+        let now = rules::now();
+        match self.leases.get_mut(target) {
+            Some(row) if row.expires_at > now => {
+                row.expires_at = now;
+                true
+            }
+            _ => false,
+        }
+    }
+
     pub(super) fn release_lease(&mut self, lease: &Lease) {
         let now = rules::now();
         if let Some(row) = self.leases.get_mut(&lease.target)

@@ -254,6 +254,18 @@ impl ThreadStore for PostgresStore {
         service::mark_interrupted(&self.pool, owner).await
     }
 
+    async fn orphaned_runs(&self, me: &str, starting: bool, limit: u32) -> StoreResult<Vec<RunRecord>> {
+        service::orphaned_runs(&self.pool, me, starting, limit).await
+    }
+
+    async fn break_lease(&self, target: &str) -> StoreResult<bool> {
+        threads::break_lease(&self.pool, target).await
+    }
+
+    async fn abandon_approvals(&self, tenant: &str, run_id: &str, reason: Value) -> StoreResult<u64> {
+        service::abandon_approvals(&self.pool, tenant, run_id, &reason).await
+    }
+
     async fn create_approval(&self, approval: &Approval) -> StoreResult<()> {
         service::create_approval(&self.pool, approval).await
     }

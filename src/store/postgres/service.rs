@@ -126,6 +126,51 @@ pub(super) async fn mark_interrupted(pool: &PgPool, owner: &str) -> StoreResult<
     Ok(done.rows_affected())
 }
 
+/// Replicas share the database: an owner is dead when its replica lease is missing or expired by the
+/// database clock (and `me` is, when `starting`: a stable replica id restarting).
+pub(super) async fn orphaned_runs(
+    pool: &PgPool,
+    me: &str,
+    starting: bool,
+    limit: u32,
+) -> StoreResult<Vec<RunRecord>> {
+    let rows: Vec<RunRow> = sqlx::query_as(concat!(
+        "SELECT ",
+        run_columns!(),
+        " FROM runs r WHERE r.state IN ('queued', 'running', 'parked') \
+         AND (($2 AND r.owner = $1) OR (r.owner <> $1 AND NOT EXISTS ( \
+             SELECT 1 FROM leases l WHERE l.target = $3 || r.owner AND l.expires_at > clock_timestamp()))) \
+         ORDER BY r.run_id LIMIT $4"
+    ))
+    .bind(me)
+    .bind(starting)
+    .bind(crate::store::REPLICA_LEASE_PREFIX)
+    .bind(rules::limit(limit))
+    .fetch_all(pool)
+    .await
+    .map_err(map)?;
+    rows::collect(rows, RunRow::into_record)
+}
+
+pub(super) async fn abandon_approvals(
+    pool: &PgPool,
+    tenant: &str,
+    run_id: &str,
+    reason: &Value,
+) -> StoreResult<u64> {
+    let done = sqlx::query(
+        "UPDATE approvals SET state = 'expired', decision = $3 \
+         WHERE tenant = $1 AND run_id = $2 AND state = 'pending'",
+    )
+    .bind(tenant)
+    .bind(run_id)
+    .bind(reason)
+    .execute(pool)
+    .await
+    .map_err(map)?;
+    Ok(done.rows_affected())
+}
+
 pub(super) async fn create_approval(pool: &PgPool, approval: &Approval) -> StoreResult<()> {
     rules::require("tenant", &approval.tenant)?;
     rules::require("request id", &approval.request_id)?;

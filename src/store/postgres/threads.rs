@@ -101,6 +101,17 @@ pub(super) async fn renew_lease(pool: &PgPool, lease: &Lease, ttl: Duration) -> 
     })
 }
 
+pub(super) async fn break_lease(pool: &PgPool, target: &str) -> StoreResult<bool> {
+    let done = sqlx::query(
+        "UPDATE leases SET expires_at = clock_timestamp() WHERE target = $1 AND expires_at > clock_timestamp()",
+    )
+    .bind(target)
+    .execute(pool)
+    .await
+    .map_err(map)?;
+    Ok(done.rows_affected() > 0)
+}
+
 pub(super) async fn release_lease(pool: &PgPool, lease: &Lease) -> StoreResult<()> {
     let Ok(token) = i64::try_from(lease.token) else {
         return Ok(());

@@ -259,6 +259,18 @@ impl ThreadStore for SqliteStore {
         service::mark_interrupted(&self.writer, owner).await
     }
 
+    async fn orphaned_runs(&self, me: &str, starting: bool, limit: u32) -> StoreResult<Vec<RunRecord>> {
+        service::orphaned_runs(&self.reader, me, starting, limit).await
+    }
+
+    async fn break_lease(&self, target: &str) -> StoreResult<bool> {
+        threads::break_lease(&self.writer, target).await
+    }
+
+    async fn abandon_approvals(&self, tenant: &str, run_id: &str, reason: Value) -> StoreResult<u64> {
+        service::abandon_approvals(&self.writer, tenant, run_id, &reason).await
+    }
+
     async fn create_approval(&self, approval: &Approval) -> StoreResult<()> {
         service::create_approval(&self.writer, approval).await
     }

@@ -131,6 +131,48 @@ pub(super) async fn mark_interrupted(pool: &SqlitePool, owner: &str) -> StoreRes
     Ok(done.rows_affected())
 }
 
+/// SQLite is single-node: every unfinished run not owned by `me` is a dead process's (and `me`'s own
+/// when `starting`).
+pub(super) async fn orphaned_runs(
+    pool: &SqlitePool,
+    me: &str,
+    starting: bool,
+    limit: u32,
+) -> StoreResult<Vec<RunRecord>> {
+    let rows: Vec<RunRow> = sqlx::query_as(concat!(
+        "SELECT ",
+        run_columns!(),
+        " FROM runs WHERE state IN ('queued', 'running', 'parked') AND ($2 OR owner <> $1) \
+         ORDER BY run_id LIMIT $3"
+    ))
+    .bind(me)
+    .bind(starting)
+    .bind(rules::limit(limit))
+    .fetch_all(pool)
+    .await
+    .map_err(map)?;
+    rows::collect(rows, RunRow::into_record)
+}
+
+pub(super) async fn abandon_approvals(
+    pool: &SqlitePool,
+    tenant: &str,
+    run_id: &str,
+    reason: &Value,
+) -> StoreResult<u64> {
+    let done = sqlx::query(
+        "UPDATE approvals SET state = 'expired', decision = $3 \
+         WHERE tenant = $1 AND run_id = $2 AND state = 'pending'",
+    )
+    .bind(tenant)
+    .bind(run_id)
+    .bind(reason.to_string())
+    .execute(pool)
+    .await
+    .map_err(map)?;
+    Ok(done.rows_affected())
+}
+
 pub(super) async fn create_approval(pool: &SqlitePool, approval: &Approval) -> StoreResult<()> {
     rules::require("tenant", &approval.tenant)?;
     rules::require("request id", &approval.request_id)?;

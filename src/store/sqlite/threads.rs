@@ -105,6 +105,16 @@ pub(super) async fn renew_lease(pool: &SqlitePool, lease: &Lease, ttl: Duration)
     })
 }
 
+pub(super) async fn break_lease(pool: &SqlitePool, target: &str) -> StoreResult<bool> {
+    let done = sqlx::query("UPDATE leases SET expires_at = $2 WHERE target = $1 AND expires_at > $2")
+        .bind(target)
+        .bind(to_micros(rules::now()))
+        .execute(pool)
+        .await
+        .map_err(map)?;
+    Ok(done.rows_affected() > 0)
+}
+
 pub(super) async fn release_lease(pool: &SqlitePool, lease: &Lease) -> StoreResult<()> {
     let Ok(token) = i64::try_from(lease.token) else {
         return Ok(());

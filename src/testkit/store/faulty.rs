@@ -197,6 +197,18 @@ impl ThreadStore for Faulty {
         self.inner.mark_interrupted(owner).await
     }
 
+    async fn orphaned_runs(&self, me: &str, starting: bool, limit: u32) -> StoreResult<Vec<RunRecord>> {
+        self.inner.orphaned_runs(me, starting, limit).await
+    }
+
+    async fn break_lease(&self, target: &str) -> StoreResult<bool> {
+        self.inner.break_lease(target).await
+    }
+
+    async fn abandon_approvals(&self, tenant: &str, run_id: &str, reason: Value) -> StoreResult<u64> {
+        self.inner.abandon_approvals(tenant, run_id, reason).await
+    }
+
     async fn create_approval(&self, approval: &Approval) -> StoreResult<()> {
         self.inner.create_approval(approval).await
     }

@@ -10,7 +10,7 @@ use crate::store::{
     Approval, ApprovalState, Declaration, Page, RunRecord, RunState, StoreError, micros, now,
 };
 
-fn approval(tenant: &str, run: &str, id: &str, deadline_in: TimeDelta) -> Approval {
+pub(super) fn approval(tenant: &str, run: &str, id: &str, deadline_in: TimeDelta) -> Approval {
     Approval {
         tenant: tenant.to_owned(),
         run_id: run.to_owned(),
@@ -155,7 +155,7 @@ pub(super) async fn approval_expiry(kit: &Kit) {
     );
 }
 
-fn run(tenant: &str, id: &str, key: Option<&str>, state: RunState, owner: &str) -> RunRecord {
+pub(super) fn run(tenant: &str, id: &str, key: Option<&str>, state: RunState, owner: &str) -> RunRecord {
     RunRecord {
         run_id: id.to_owned(),
         tenant: tenant.to_owned(),

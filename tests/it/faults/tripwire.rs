@@ -93,6 +93,15 @@ impl ThreadStore for Tripwire {
     async fn mark_interrupted(&self, o: &str) -> StoreResult<u64> {
         self.inner.mark_interrupted(o).await
     }
+    async fn orphaned_runs(&self, me: &str, starting: bool, limit: u32) -> StoreResult<Vec<RunRecord>> {
+        self.inner.orphaned_runs(me, starting, limit).await
+    }
+    async fn break_lease(&self, target: &str) -> StoreResult<bool> {
+        self.inner.break_lease(target).await
+    }
+    async fn abandon_approvals(&self, tenant: &str, run_id: &str, reason: Value) -> StoreResult<u64> {
+        self.inner.abandon_approvals(tenant, run_id, reason).await
+    }
     async fn create_approval(&self, a: &Approval) -> StoreResult<()> {
         if self.panic_on_approval.load(Ordering::SeqCst) {
             panic!("store bug while recording an approval");
