@@ -55,6 +55,10 @@ pub fn init(format: LogFormat) -> bool {
     };
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(colour(
+            std::io::IsTerminal::is_terminal(&std::io::stderr()),
+            std::env::var_os("NO_COLOR").as_deref(),
+        ))
         .with_writer(std::io::stderr);
     let installed = match format {
         LogFormat::Text => builder.try_init().is_ok(),
@@ -69,6 +73,12 @@ pub fn init(format: LogFormat) -> bool {
         tracing::warn!(rust_log = %why, "RUST_LOG is not a valid filter; using {DEFAULT_FILTER}");
     }
     installed
+}
+
+/// Whether log lines carry ANSI colours: only on a terminal, and never when `NO_COLOR` is set to a
+/// non-empty value (<https://no-color.org>). Piped or redirected logs (a file, a collector) stay plain.
+pub fn colour(stderr_is_terminal: bool, no_color: Option<&std::ffi::OsStr>) -> bool {
+    stderr_is_terminal && no_color.is_none_or(|v| v.is_empty())
 }
 
 /// The `request` span of one HTTP request: method and matched route template (`/v1/runs/{run_id}`, not the
@@ -131,5 +141,18 @@ mod tests {
         assert_eq!("JSON".parse::<LogFormat>(), Ok(LogFormat::Json));
         assert_eq!("text".parse::<LogFormat>(), Ok(LogFormat::Text));
         assert!("yaml".parse::<LogFormat>().unwrap_err().contains("yaml"));
+    }
+
+    #[test]
+    fn colour_only_on_a_terminal_and_never_with_no_color() {
+        use std::ffi::OsStr;
+        assert!(colour(true, None));
+        assert!(
+            colour(true, Some(OsStr::new(""))),
+            "an empty NO_COLOR does not count"
+        );
+        assert!(!colour(true, Some(OsStr::new("1"))));
+        assert!(!colour(false, None));
+        assert!(!colour(false, Some(OsStr::new("1"))));
     }
 }

@@ -1,6 +1,7 @@
 //! `serve --log-format json`: the real binary on port 0 writes only JSON lines to stderr, with a `request`
 //! span (matched route, status, tenant) for a request the test made and a `run` span (run id, agent) on
-//! the events of a run it started; API keys and prompt text never appear in the logs.
+//! the events of a run it started; API keys and prompt text never appear in the logs. Text logs to a pipe
+//! carry no ANSI colour codes.
 
 use std::io::{BufReader, Read};
 
@@ -119,4 +120,25 @@ async fn logs_json_lines_carry_request_and_run_spans() {
     let span = &in_run[0]["span"];
     assert_eq!(span["agent"], "reference");
     assert_eq!(span["tenant"], "acme");
+}
+
+/// Text logs written to a pipe (not a terminal) are plain: no ANSI escape sequences. Before, every line
+/// of `serve`'s default text log to a redirected stderr carried colour codes.
+#[tokio::test]
+async fn text_logs_to_a_pipe_carry_no_colour_codes() {
+    let mut child = serve_command()
+        .env("RUST_LOG", "info")
+        .env_remove("NO_COLOR")
+        .spawn()
+        .unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let url = listening_url(&mut BufReader::new(child.stdout.take().unwrap()));
+    let resp = client().get(format!("{url}/v1/agents")).send().await.unwrap();
+    assert_eq!(resp.status(), 200);
+    sigterm(&child);
+    let mut logs = String::new();
+    stderr.read_to_string(&mut logs).unwrap();
+    child.wait().unwrap();
+    assert!(logs.contains("request"), "the request was logged: {logs}");
+    assert!(!logs.contains('\u{1b}'), "ANSI codes in piped logs: {logs:?}");
 }
