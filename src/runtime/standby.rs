@@ -11,9 +11,9 @@
 //! Standby; a rate-limit/network/provider-server failure with undelivered input is retried once, with
 //! the failed execution's options, after a delay that blocks nothing; undelivered `run_failed` input
 //! otherwise carries into the next execution under its original ids, and input that cannot join an
-//! execution starts its own. A send waiting for space in the current execution's queue holds up
-//! neither cancel, lease renewal nor shutdown (later sends wait behind it, in order; cancel fails
-//! them). Closing the Agent ends the Standby.
+//! execution starts its own. Input waiting for space in the current execution's queue (a host's
+//! send, or carried input beyond `MaxPending`) holds up neither cancel, lease renewal nor shutdown:
+//! later input waits behind it, in order, and cancel fails it. Closing the Agent ends the Standby.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, Weak};
@@ -56,21 +56,34 @@ enum Command {
     Cancel,
 }
 
-/// A message-only send waiting for space in the current execution's queue (its `MaxPending`
-/// reached). The worker keeps serving cancel, lease renewal and shutdown meanwhile; later sends
-/// wait behind it, in order.
-struct Admitting {
+/// Input waiting for space in the current execution's queue (its `MaxPending` reached): a host's
+/// message-only send, or carried input joining the execution it starts. The worker keeps serving
+/// cancel, lease renewal and shutdown meanwhile; later input waits behind it, in order.
+struct Parked {
     input: Input,
-    text: String,
-    opts: CallOptions,
     /// In a mutex only so the worker stays `Sync`; polled through `get_mut`, never locked.
     admission: Mutex<futures::future::BoxFuture<'static, Result<String, MessageError>>>,
+    waiter: Waiter,
 }
 
-/// How a send was handled: answered, or waiting for queue space.
+/// Input waiting behind a parked one, or who waits for a parked admission.
+enum Waiter {
+    /// A host's send, answered once admitted (or refused).
+    Host { opts: CallOptions, reply: Reply },
+    /// Carried input of the current execution, started with these options.
+    Join(CallOptions),
+}
+
+/// How a host's send was handled.
 enum Sent {
     Reply(Result<String, MessageError>),
-    Waiting(Admitting),
+    /// Waiting for queue space.
+    Waiting(
+        Input,
+        futures::future::BoxFuture<'static, Result<String, MessageError>>,
+    ),
+    /// The current execution ended first: place the send again once it is settled.
+    Finished,
 }
 
 #[derive(Clone)]
@@ -311,6 +324,7 @@ impl Thread {
             retry: None,
             admitting: None,
             backlog: VecDeque::new(),
+            requeued: 0,
         };
         let closing = agent.inner.cancel.clone();
         // On the Agent's tracker, so `Agent::close` waits for it; in the caller's span (a host's
@@ -360,10 +374,12 @@ struct Worker {
     queue: VecDeque<(Input, CallOptions)>,
     carried: Vec<Input>,
     retry: Option<Retry>,
-    /// The send waiting for queue space, with its reply.
-    admitting: Option<(Admitting, Reply)>,
-    /// Sends that arrived while one waited for queue space, in arrival order.
-    backlog: VecDeque<(String, CallOptions, Reply)>,
+    /// The input waiting for queue space.
+    admitting: Option<Parked>,
+    /// Input behind it, in order: carried input first, then host sends in arrival order.
+    backlog: VecDeque<(Input, Waiter)>,
+    /// Carried input requeued by the latest `start` (it goes before older queued executions).
+    requeued: usize,
 }
 
 fn merged(defaults: &CallOptions, opts: CallOptions) -> CallOptions {
@@ -403,60 +419,109 @@ impl Worker {
         }
     }
 
-    /// Starts an execution with `first` as the prompt and `rest` joined as supplemental input.
-    /// Input the execution cannot take (a timing or size it refuses, messages disabled by its
-    /// options) is never dropped: it starts its own execution next, with a notice in this one.
+    /// Starts an execution with `first` as the prompt and `rest` joined as supplemental input, in
+    /// order; once one waits for queue space, the rest waits behind it. Input the execution cannot
+    /// take (a timing or size it refuses, messages disabled by its options) is never dropped: it
+    /// starts its own execution next, with a notice in this one.
     async fn start(&mut self, first: Input, rest: Vec<Input>, opts: CallOptions, retried: bool) {
         let run_opts = merged(&self.defaults, opts.clone())
             .message_id(first.id.clone())
             .from(first.from.clone());
         let stream = self.thread.send(&first.text, run_opts);
-        let mut inputs = vec![(first, true)];
-        let mut cannot_join = Vec::new();
-        for m in rest {
-            let msg = MessageOptions::new()
-                .id(m.id.clone())
-                .from(m.from.clone())
-                .when(m.timing);
-            match stream.send(m.text.clone(), msg).await {
-                Ok(_) => inputs.push((m, true)),
-                // The execution already ended (refused, or finished at once): carried like the
-                // rest of its undelivered input.
-                Err(e)
-                    if matches!(
-                        e.kind,
-                        MessageErrorKind::RunFinished | MessageErrorKind::Cancelled
-                    ) =>
-                {
-                    inputs.push((m, false));
-                }
-                Err(e) => {
-                    stream.publish_notice(
-                        Notice::new(
-                            notice_kind::LIFECYCLE,
-                            format!(
-                                "message {} cannot join this execution ({e}); it starts the next one",
-                                m.id
-                            ),
-                        )
-                        .with_meta("code", "standby_input_requeued")
-                        .with_data("id", m.id.as_str())
-                        .with_data("reason", e.code()),
-                    );
-                    cannot_join.push(m);
-                }
-            }
-        }
-        for m in cannot_join.into_iter().rev() {
-            self.queue.push_front((m, opts.clone()));
-        }
         self.hand_over(&stream).await;
         self.current = Some(Current {
             stream,
-            inputs,
+            inputs: vec![(first, true)],
             retried,
-            opts,
+            opts: opts.clone(),
         });
+        self.requeued = 0;
+        let mut rest = rest.into_iter();
+        while self.admitting.is_none()
+            && let Some(m) = rest.next()
+        {
+            self.join(m, opts.clone()).await;
+        }
+        for m in rest.rev() {
+            self.backlog.push_front((m, Waiter::Join(opts.clone())));
+        }
+    }
+
+    /// An admission of `input` into the current execution, polled once: its outcome, or the
+    /// future still waiting for queue space.
+    async fn admit(
+        stream: &Stream,
+        input: &Input,
+    ) -> Result<Result<String, MessageError>, futures::future::BoxFuture<'static, Result<String, MessageError>>>
+    {
+        let msg = MessageOptions::new()
+            .id(input.id.clone())
+            .from(input.from.clone())
+            .when(input.timing);
+        let stream = stream.clone();
+        let body = input.text.clone();
+        let mut admission: futures::future::BoxFuture<'static, _> =
+            Box::pin(async move { stream.send(body, msg).await });
+        match futures::poll!(&mut admission) {
+            std::task::Poll::Ready(r) => Ok(r),
+            std::task::Poll::Pending => Err(admission),
+        }
+    }
+
+    /// Joins carried input `m` to the current execution (started with `opts`), or parks it.
+    async fn join(&mut self, m: Input, opts: CallOptions) {
+        let Some(cur) = &self.current else {
+            self.carried.push(m);
+            return;
+        };
+        match Self::admit(&cur.stream, &m).await {
+            Ok(r) => self.joined(m, opts, r),
+            Err(admission) => {
+                self.admitting = Some(Parked {
+                    input: m,
+                    admission: Mutex::new(admission),
+                    waiter: Waiter::Join(opts),
+                });
+            }
+        }
+    }
+
+    /// Where carried input `m` went once its admission ended with `r`.
+    fn joined(&mut self, m: Input, opts: CallOptions, r: Result<String, MessageError>) {
+        let Some(cur) = &mut self.current else {
+            self.carried.push(m);
+            return;
+        };
+        match r {
+            Ok(_) => cur.inputs.push((m, true)),
+            // The execution already ended (refused, or finished at once): carried like the rest
+            // of its undelivered input.
+            Err(e)
+                if matches!(
+                    e.kind,
+                    MessageErrorKind::RunFinished | MessageErrorKind::Cancelled
+                ) =>
+            {
+                cur.inputs.push((m, false));
+            }
+            Err(e) => {
+                cur.stream.publish_notice(
+                    Notice::new(
+                        notice_kind::LIFECYCLE,
+                        format!(
+                            "message {} cannot join this execution ({e}); it starts the next one",
+                            m.id
+                        ),
+                    )
+                    .with_meta("code", "standby_input_requeued")
+                    .with_data("id", m.id.as_str())
+                    .with_data("reason", e.code()),
+                );
+                let at = self.requeued.min(self.queue.len());
+                self.queue.insert(at, (m, opts));
+                self.requeued += 1;
+            }
+        }
     }
 
     /// Gives the execution's events to the host: the execution itself when it took
@@ -527,13 +592,32 @@ impl Worker {
         })
     }
 
-    /// Handles one send: answers it, or parks it while it waits for queue space.
+    /// Handles one host send: answers it, or parks it while it waits for queue space.
     async fn handle_send(&mut self, text: String, opts: CallOptions, reply: Reply) {
-        match self.on_send(text, opts).await {
+        match self.on_send(text.clone(), opts.clone()).await {
             Sent::Reply(r) => {
                 let _ = reply.send(r);
             }
-            Sent::Waiting(admitting) => self.admitting = Some((admitting, reply)),
+            Sent::Waiting(input, admission) => {
+                self.admitting = Some(Parked {
+                    input,
+                    admission: Mutex::new(admission),
+                    waiter: Waiter::Host { opts, reply },
+                });
+            }
+            Sent::Finished => {
+                let input = Self::input(&text, &opts);
+                self.backlog.push_front((input, Waiter::Host { opts, reply }));
+                self.settle_current().await;
+            }
+        }
+    }
+
+    /// Settles the current execution (it ended): carries its input, starts the next queued one.
+    async fn settle_current(&mut self) {
+        if let Some(cur) = &self.current {
+            let outcome = cur.stream.result().await;
+            self.on_finished(outcome).await;
         }
     }
 
@@ -550,22 +634,9 @@ impl Worker {
             return Sent::Reply(Ok(id));
         }
         if let Some(cur) = &self.current {
-            let msg = MessageOptions::new()
-                .id(input.id.clone())
-                .from(input.from.clone())
-                .when(input.timing);
-            let stream = cur.stream.clone();
-            let body = text.clone();
-            let mut admission: futures::future::BoxFuture<'static, _> =
-                Box::pin(async move { stream.send(body, msg).await });
-            return match futures::poll!(&mut admission) {
-                std::task::Poll::Ready(r) => self.admitted(input, text, opts, r).await,
-                std::task::Poll::Pending => Sent::Waiting(Admitting {
-                    input,
-                    text,
-                    opts,
-                    admission: Mutex::new(admission),
-                }),
+            return match Self::admit(&cur.stream, &input).await {
+                Ok(r) => self.admitted(input, r),
+                Err(admission) => Sent::Waiting(input, admission),
             };
         }
         if let Some(retry) = &mut self.retry {
@@ -578,14 +649,8 @@ impl Worker {
         Sent::Reply(Ok(id))
     }
 
-    /// The admission of a message-only send into the current execution ended with `r`.
-    async fn admitted(
-        &mut self,
-        input: Input,
-        text: String,
-        opts: CallOptions,
-        r: Result<String, MessageError>,
-    ) -> Sent {
+    /// The admission of a host's message-only send into the current execution ended with `r`.
+    fn admitted(&mut self, input: Input, r: Result<String, MessageError>) -> Sent {
         match r {
             Ok(id) => {
                 if let Some(cur) = &mut self.current {
@@ -594,28 +659,29 @@ impl Worker {
                 Sent::Reply(Ok(id))
             }
             Err(e) if e.kind != MessageErrorKind::RunFinished => Sent::Reply(Err(e)),
-            Err(_) => {
-                // Raced with the end of the execution: settle it first (its carried input and
-                // queue), then place this input where it belongs now.
-                if let Some(cur) = &self.current {
-                    let outcome = cur.stream.result().await;
-                    self.on_finished(outcome).await;
-                }
-                Box::pin(self.on_send(text, opts)).await
-            }
+            // Raced with the end of the execution: settle it first (its carried input and queue),
+            // then place this input where it belongs now.
+            Err(_) => Sent::Finished,
         }
     }
 
-    /// The parked send's admission ended with `r`.
+    /// The parked input's admission ended with `r`.
     async fn on_admission(&mut self, r: Result<String, MessageError>) {
-        let Some((a, reply)) = self.admitting.take() else {
+        let Some(p) = self.admitting.take() else {
             return;
         };
-        match self.admitted(a.input, a.text, a.opts, r).await {
-            Sent::Reply(r) => {
-                let _ = reply.send(r);
-            }
-            Sent::Waiting(again) => self.admitting = Some((again, reply)),
+        match p.waiter {
+            Waiter::Join(opts) => self.joined(p.input, opts, r),
+            Waiter::Host { opts, reply } => match self.admitted(p.input.clone(), r) {
+                Sent::Reply(r) => {
+                    let _ = reply.send(r);
+                }
+                // An ended admission never waits again.
+                Sent::Waiting(..) | Sent::Finished => {
+                    self.backlog.push_front((p.input, Waiter::Host { opts, reply }));
+                    self.settle_current().await;
+                }
+            },
         }
     }
 
@@ -708,20 +774,29 @@ impl Worker {
     }
 
     async fn on_cancel(&mut self) {
-        // Sends still waiting for queue space were never admitted: they fail, cancelled.
-        let cancelled = |id: String, text: String| MessageError {
-            id,
-            text,
-            kind: MessageErrorKind::Cancelled,
-        };
-        if let Some((a, reply)) = self.admitting.take() {
-            let _ = reply.send(Err(cancelled(a.input.id, a.text)));
+        // Input still waiting for queue space was never admitted: a host's send fails, cancelled;
+        // carried input is reported with the rest.
+        let mut waiting: Vec<(Input, Waiter)> = self
+            .admitting
+            .take()
+            .map(|p| (p.input, p.waiter))
+            .into_iter()
+            .collect();
+        waiting.extend(self.backlog.drain(..));
+        let mut dropped = Vec::new();
+        for (input, waiter) in waiting {
+            match waiter {
+                Waiter::Host { reply, .. } => {
+                    let _ = reply.send(Err(MessageError {
+                        id: input.id,
+                        text: input.text,
+                        kind: MessageErrorKind::Cancelled,
+                    }));
+                }
+                Waiter::Join(_) => dropped.push(input),
+            }
         }
-        for (text, opts, reply) in self.backlog.drain(..) {
-            let id = opts.message.id.clone().unwrap_or_default();
-            let _ = reply.send(Err(cancelled(id, text)));
-        }
-        let mut dropped: Vec<Input> = self.queue.drain(..).map(|(i, _)| i).collect();
+        dropped.extend(self.queue.drain(..).map(|(i, _)| i));
         dropped.append(&mut self.carried);
         if let Some(retry) = self.retry.take() {
             dropped.extend(retry.inputs);
@@ -826,9 +901,12 @@ impl Worker {
         loop {
             // Sends that waited behind a parked one, in order, until one waits again.
             while self.admitting.is_none()
-                && let Some((text, opts, reply)) = self.backlog.pop_front()
+                && let Some((input, waiter)) = self.backlog.pop_front()
             {
-                self.handle_send(text, opts, reply).await;
+                match waiter {
+                    Waiter::Host { opts, reply } => self.handle_send(input.text, opts, reply).await,
+                    Waiter::Join(opts) => self.join(input, opts).await,
+                }
             }
             // While a send waits for queue space the execution's end is seen through that send
             // (the queue closes first), so its input is placed before the execution settles.
@@ -843,7 +921,7 @@ impl Worker {
             let parked = &mut self.admitting;
             let admission = async move {
                 match parked {
-                    Some((a, _)) => a.admission.get_mut().unwrap_or_else(|p| p.into_inner()).await,
+                    Some(p) => p.admission.get_mut().unwrap_or_else(|p| p.into_inner()).await,
                     None => std::future::pending().await,
                 }
             };
@@ -869,7 +947,8 @@ impl Worker {
                 cmd = inbox.recv() => match cmd {
                     None => break,
                     Some(Command::Send { text, opts, reply }) if waiting => {
-                        self.backlog.push_back((text, opts, reply));
+                        let input = Self::input(&text, &opts);
+                        self.backlog.push_back((input, Waiter::Host { opts, reply }));
                     }
                     Some(Command::Send { text, opts, reply }) => {
                         self.handle_send(text, opts, reply).await;

@@ -1,12 +1,15 @@
 //! Standby (§5.2) seams under the three identity shapes: a send waiting for queue space (the
-//! execution's `MaxPending` reached) holds up neither `cancel` nor shutdown, and events before the
-//! first `events()` call are discarded, the merged stream having a single consumer.
+//! execution's `MaxPending` reached) holds up neither `cancel` nor shutdown, nor does carried input
+//! that cannot all join the next execution at once; events before the first `events()` call are
+//! discarded, the merged stream having a single consumer.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use agent_adaptor::driver::{
-    ContinueMode, Descriptor, Driver, InvalidConfig, MessagePolicy, Policy, Request, Response, RunIo,
+    ContinueMode, Descriptor, Driver, Failure, FailureCode, InvalidConfig, MessageFailure, MessagePolicy,
+    Policy, Request, Response, RunIo,
 };
 use agent_adaptor::runtime::{Agent, Event, FailureReason, MessageState, Payload};
 use agent_adaptor::store::memory::MemoryStore;
@@ -47,6 +50,47 @@ impl Driver for Hoarder {
     }
 }
 
+/// Like [`Hoarder`], but its first invocation fails (`agent_error`, not retried) after 300 ms.
+struct FailsThenHoards {
+    calls: AtomicU32,
+}
+
+#[async_trait::async_trait]
+impl Driver for FailsThenHoards {
+    fn descriptor(&self) -> Descriptor {
+        Hoarder.descriptor()
+    }
+    fn validate_config(&self) -> Result<(), InvalidConfig> {
+        Ok(())
+    }
+    async fn run(&self, req: Request, io: RunIo) -> Response {
+        if self.calls.fetch_add(1, Ordering::SeqCst) > 0 {
+            return Hoarder.run(req, io).await;
+        }
+        tokio::select! {
+            _ = io.cancel.cancelled() => {}
+            _ = tokio::time::sleep(Duration::from_millis(300)) => {}
+        }
+        Response {
+            failure: Some(Failure::new(
+                FailureCode::AgentError,
+                "the first invocation fails",
+            )),
+            ..Default::default()
+        }
+    }
+}
+
+fn one_pending() -> Policy {
+    Policy {
+        messages: MessagePolicy {
+            max_pending: 1,
+            ..Default::default()
+        },
+        ..Default::default()
+    }
+}
+
 /// The next `Done` within `within`, else `None`.
 async fn next_done(rx: &mut Receiver<Event>, within: Duration) -> Option<Event> {
     let deadline = tokio::time::Instant::now() + within;
@@ -62,16 +106,9 @@ async fn next_done(rx: &mut Receiver<Event>, within: Duration) -> Option<Event> 
 shapes!(
     a_send_waiting_for_queue_space_blocks_neither_cancel_nor_shutdown,
     |shape| async move {
-        let one_pending = Policy {
-            messages: MessagePolicy {
-                max_pending: 1,
-                ..Default::default()
-            },
-            ..Default::default()
-        };
         let a = shape
             .builder(Agent::builder(Hoarder).thread_store(Arc::new(MemoryStore::new())))
-            .policy(one_pending)
+            .policy(one_pending())
             .build();
         let life = CancellationToken::new();
         let t = a.thread("sb-full");
@@ -137,6 +174,67 @@ shapes!(
             "{shape:?}: the thread is free {:?} after shutdown: {free:?}",
             started.elapsed()
         );
+    }
+);
+
+shapes!(
+    carried_input_beyond_the_queue_limit_blocks_nothing,
+    |shape| async move {
+        let driver = FailsThenHoards {
+            calls: AtomicU32::new(0),
+        };
+        let a = shape
+            .builder(Agent::builder(driver).thread_store(Arc::new(MemoryStore::new())))
+            .policy(one_pending())
+            .build();
+        let life = CancellationToken::new();
+        let sb = a.thread("sb-carry-full").standby(life.clone(), shape.opts());
+        let mut rx = sb.events().expect("events");
+        sb.send("alpha", ()).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(40)).await;
+        sb.send("bravo", ()).await.expect("fills the queue");
+        let charlie = tokio::spawn({
+            let sb = sb.clone();
+            async move { sb.send("charlie", ()).await }
+        });
+        let first = next_done(&mut rx, Duration::from_secs(3))
+            .await
+            .expect("the first execution ends");
+        assert!(
+            matches!(&first.payload, Payload::Done(d) if d.outcome.is_err()),
+            "{shape:?}: the first execution fails"
+        );
+        // alpha and bravo carry into the next execution, charlie joins it: more than it can queue.
+        let sent = tokio::time::timeout(Duration::from_secs(3), charlie)
+            .await
+            .unwrap_or_else(|_| panic!("{shape:?}: carried input held up the Standby"))
+            .unwrap();
+        assert!(sent.is_ok(), "{shape:?}: {sent:?}");
+        sb.cancel();
+        let done = next_done(&mut rx, Duration::from_secs(3))
+            .await
+            .unwrap_or_else(|| panic!("{shape:?}: cancel waited for queue space"));
+        let Payload::Done(d) = &done.payload else {
+            unreachable!()
+        };
+        let Err(e) = &d.outcome else {
+            panic!("{shape:?}: {:?}", d.outcome)
+        };
+        assert_eq!(e.reason(), Some(FailureReason::Cancelled), "{shape:?}: {e}");
+        let partial = e.as_run().map(|r| r.result.clone()).expect("a run error");
+        for text in ["bravo", "charlie"] {
+            let m = partial
+                .messages()
+                .into_iter()
+                .find(|m| m.text == text)
+                .unwrap_or_else(|| panic!("{shape:?}: {text} is reported"));
+            assert_eq!(
+                (m.state, m.reason),
+                (MessageState::Failed, Some(MessageFailure::Cancelled)),
+                "{shape:?}: {text}"
+            );
+        }
+        life.cancel();
     }
 );
 
