@@ -74,6 +74,7 @@ use standby::Standbys;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tower_http::cors::{AllowOrigin, CorsLayer};
+use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::trace::TraceLayer;
 
 pub use agents::{AgentEntry, AgentError, Agents};
@@ -173,9 +174,10 @@ pub struct RunningServer {
 }
 
 /// The request headers a browser client may send cross-origin: JSON bodies, both API-key forms, SSE
-/// resumption, and trace context.
-pub const CORS_ALLOW_HEADERS: [&str; 6] = [
+/// resumption, trace context and a client's own request id.
+pub const CORS_ALLOW_HEADERS: [&str; 7] = [
     "content-type",
+    "x-request-id",
     "authorization",
     "x-api-key",
     "last-event-id",
@@ -199,7 +201,10 @@ fn cors(origins: &[String]) -> Option<CorsLayer> {
             // Listed, not `*`: the wildcard does not cover `Authorization` (Fetch standard), so a browser
             // client with a tenant key would be refused.
             .allow_headers(CORS_ALLOW_HEADERS.map(HeaderName::from_static))
-            .expose_headers([HeaderName::from_static("retry-after")]),
+            .expose_headers([
+                HeaderName::from_static("retry-after"),
+                HeaderName::from_static("x-request-id"),
+            ]),
     )
 }
 
@@ -265,6 +270,10 @@ pub fn router(state: Arc<AppState>) -> Router {
                 .make_span_with(telemetry::make_span)
                 .on_response(telemetry::on_response),
         )
+        // Outermost: every request gets an `x-request-id` (the client's own, else a fresh UUID) before its
+        // span is made, and every response carries it back, errors and rejections included.
+        .layer(PropagateRequestIdLayer::x_request_id())
+        .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
         .with_state(state);
     match cors {
         Some(c) => r.layer(c),

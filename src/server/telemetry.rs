@@ -89,10 +89,16 @@ pub fn make_span(req: &Request<Body>) -> Span {
         .extensions()
         .get::<MatchedPath>()
         .map_or("<unmatched>", MatchedPath::as_str);
+    let request_id = req
+        .headers()
+        .get("x-request-id")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
     tracing::info_span!(
         "request",
         method = %req.method(),
         route,
+        request_id,
         tenant = Empty,
         status = Empty,
         latency_ms = Empty,

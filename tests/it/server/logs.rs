@@ -142,3 +142,44 @@ async fn text_logs_to_a_pipe_carry_no_colour_codes() {
     assert!(logs.contains("request"), "the request was logged: {logs}");
     assert!(!logs.contains('\u{1b}'), "ANSI codes in piped logs: {logs:?}");
 }
+
+/// Every response carries an `x-request-id`: a fresh one per request (also on errors and unknown routes),
+/// or the client's own echoed back; the JSON log's `request` span records it.
+#[tokio::test]
+async fn every_response_carries_a_request_id_and_the_span_records_it() {
+    let mut child = serve_command()
+        .args(["--log-format", "json"])
+        .env("RUST_LOG", "info")
+        .spawn()
+        .unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let url = listening_url(&mut BufReader::new(child.stdout.take().unwrap()));
+    let mut seen = std::collections::BTreeSet::new();
+    for path in ["/healthz", "/v1/agents", "/v1/runs/nope", "/no/such/route"] {
+        let resp = client().get(format!("{url}{path}")).send().await.unwrap();
+        let id = resp
+            .headers()
+            .get("x-request-id")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_else(|| panic!("{path} ({}) has no x-request-id", resp.status()))
+            .to_owned();
+        assert!(seen.insert(id.clone()), "{path}: the id {id} repeats");
+    }
+    let mine = "client-chosen-id-42";
+    let resp = client()
+        .get(format!("{url}/v1/agents"))
+        .header("x-request-id", mine)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.headers()["x-request-id"], mine, "the client's id is echoed");
+    sigterm(&child);
+    let mut logs = String::new();
+    stderr.read_to_string(&mut logs).unwrap();
+    child.wait().unwrap();
+    let recorded = logs
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .any(|v| v["span"]["request_id"] == mine);
+    assert!(recorded, "the request span records the id: {logs}");
+}
