@@ -277,7 +277,6 @@ async fn start(
                 fork_of,
                 prompt: body.prompt,
                 options,
-                tap: None,
                 slot: Some(slot),
             },
         )

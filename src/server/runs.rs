@@ -20,7 +20,7 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use futures::{FutureExt, StreamExt};
 use serde_json::{Value, json};
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 use tokio_util::task::TaskTracker;
 use tracing::Instrument;
 
@@ -29,7 +29,7 @@ use super::error::ApiError;
 use super::limits::{RunBudget, RunSlot};
 use super::record::{MAX_UNRECORDED, Writer};
 use crate::recorder::Recorder;
-use crate::runtime::{ApprovalRequest, CallOptions, Event, FailureReason, Payload, RunOutcome, Stream};
+use crate::runtime::{ApprovalRequest, CallOptions, FailureReason, Payload, RunOutcome, Stream};
 use crate::store::{Approval, ApprovalState, NewEvent, RunRecord, RunState, StoreError, ThreadStore};
 
 /// How long a finished run stays in memory (afterwards it is served from the store).
@@ -93,9 +93,9 @@ pub struct RunEntry {
     /// `(items in the log, finished)`.
     progress: watch::Sender<(usize, bool)>,
     approvals: Mutex<BTreeMap<String, ApprovalRequest>>,
-    /// The AG-UI tap of a run whose AG-UI stream ended at an interrupt while the execution waits for
-    /// its answer; the AG-UI run that resumes it takes the tap and streams the rest.
-    parked: Mutex<Option<mpsc::UnboundedReceiver<Event>>>,
+    /// The log position of a run whose AG-UI stream ended at an interrupt while the execution waits
+    /// for its answer; the AG-UI run that resumes it takes the position and streams the rest.
+    parked: Mutex<Option<usize>>,
 }
 
 impl std::fmt::Debug for RunEntry {
@@ -137,17 +137,18 @@ impl RunEntry {
             .cloned()
     }
 
-    /// Parks the AG-UI tap: the AG-UI run ended at an interrupt, the execution goes on.
-    pub fn park(&self, tap: mpsc::UnboundedReceiver<Event>) {
-        *self.parked.lock().unwrap_or_else(|p| p.into_inner()) = Some(tap);
+    /// Parks the AG-UI stream at log index `index` (the next item it has not shown): the AG-UI run
+    /// ended at an interrupt, the execution goes on.
+    pub fn park(&self, index: usize) {
+        *self.parked.lock().unwrap_or_else(|p| p.into_inner()) = Some(index);
     }
 
-    /// Takes the parked AG-UI tap (exactly one caller gets it).
-    pub fn unpark(&self) -> Option<mpsc::UnboundedReceiver<Event>> {
+    /// Takes the parked AG-UI log position (exactly one caller gets it).
+    pub fn unpark(&self) -> Option<usize> {
         self.parked.lock().unwrap_or_else(|p| p.into_inner()).take()
     }
 
-    /// True while an AG-UI tap is parked (the run waits for an AG-UI resume).
+    /// True while an AG-UI stream is parked (the run waits for an AG-UI resume).
     pub fn is_parked(&self) -> bool {
         self.parked.lock().unwrap_or_else(|p| p.into_inner()).is_some()
     }
@@ -215,8 +216,6 @@ pub struct StartRun<'a> {
     pub prompt: String,
     /// Call options (approvals arrive as events whatever is set here).
     pub options: CallOptions,
-    /// A copy of every typed event, for the AG-UI translator.
-    pub tap: Option<mpsc::UnboundedSender<Event>>,
     /// The tenant's concurrent-run slot, held until the run's pump ends.
     pub slot: Option<RunSlot>,
 }
@@ -372,7 +371,6 @@ impl RunRegistry {
             entry: entry.clone(),
             recorder,
             store: store.clone(),
-            tap: req.tap,
             busy_key,
             budget: req.slot.as_ref().map(RunSlot::budget).unwrap_or_default(),
             slot: req.slot,
@@ -437,7 +435,6 @@ struct Pump {
     entry: Arc<RunEntry>,
     recorder: Recorder,
     store: Arc<dyn ThreadStore>,
-    tap: Option<mpsc::UnboundedSender<Event>>,
     busy_key: Option<(String, String, String)>,
     slot: Option<RunSlot>,
     budget: RunBudget,
@@ -510,7 +507,6 @@ impl Pump {
             let end = batch.iter().position(|e| matches!(e.payload, Payload::Done(_)));
             let Some(end) = end else {
                 self.publish(items, false);
-                self.tap(batch);
                 writer.queue(records).await;
                 continue;
             };
@@ -530,7 +526,6 @@ impl Pump {
                 self.finish().await;
                 self.publish(tail, true);
             }
-            self.tap(batch);
         }
         // A stream that ended without `done` (it cannot, by the one-terminal invariant, but the pump
         // does not rely on it) still waits for its events to be durable and records the run's end.
@@ -540,7 +535,6 @@ impl Pump {
         }
         entry.progress.send_modify(|p| p.1 = true);
         drop(writer);
-        drop(self.tap);
         let registry = self.registry.clone();
         let id = entry.run_id.clone();
         tokio::spawn(async move {
@@ -581,15 +575,6 @@ impl Pump {
             p.0 = len;
             p.1 |= terminal;
         });
-    }
-
-    /// Copies the batch to the AG-UI tap, if any.
-    fn tap(&self, batch: Vec<Event>) {
-        if let Some(tap) = &self.tap {
-            for e in batch {
-                let _ = tap.send(e);
-            }
-        }
     }
 
     /// Records the run's end in the store and frees its thread and concurrency slot.

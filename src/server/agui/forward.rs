@@ -1,6 +1,7 @@
-//! One AG-UI run's stream: the execution's events from the run's tap, translated, onto the SSE
-//! connection, until the terminal — or until an approval parks the run (interrupt and tool modes), in
-//! which case the tap is parked in the run registry for the AG-UI run that resumes it.
+//! One AG-UI run's stream: the execution's exposed log ([`LogTail`], the records REST SSE sends),
+//! translated, onto the SSE connection, until the terminal — or until an approval parks the run
+//! (interrupt and tool modes), in which case the log position is parked in the run registry for the
+//! AG-UI run that resumes it.
 //!
 //! A closed connection (client abort) cancels the execution; shutdown cancels it and still streams
 //! the terminal.
@@ -12,6 +13,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::data;
+use super::tail::LogTail;
 use crate::agui::interrupts::interrupt_for;
 use crate::agui::{AguiEvent, ApprovalMode, Outcome, Translator};
 use crate::runtime::{Event, Payload};
@@ -21,8 +23,8 @@ use crate::server::runs::RunEntry;
 pub(super) struct Forward {
     /// The execution.
     pub entry: Arc<RunEntry>,
-    /// Its events (a fresh tap, or the one a parked run left).
-    pub tap: mpsc::UnboundedReceiver<Event>,
+    /// Its exposed log (from the start, or from where a parked run left it).
+    pub tap: LogTail,
     /// The translator of this AG-UI run.
     pub translator: Translator,
     /// How approvals end this AG-UI run.
@@ -66,7 +68,7 @@ impl Forward {
         }
         let pause = loop {
             let next = tokio::select! {
-                ev = self.tap.recv() => Next::Event(ev),
+                ev = self.tap.next() => Next::Event(ev),
                 () = self.out.closed() => Next::Closed,
                 () = self.shutdown.cancelled(), if !stopping => Next::Shutdown,
             };
@@ -91,7 +93,7 @@ impl Forward {
                 continue;
             }
             // Everything already delivered goes out first (parallel requests become one pause).
-            while let Ok(ev) = self.tap.try_recv() {
+            while let Some(ev) = self.tap.try_next() {
                 if !self.forward(&ev).await {
                     return;
                 }
@@ -109,8 +111,8 @@ impl Forward {
         };
         match pause {
             Some(end) => {
-                // Parked before the client can see the pause, so its resume always finds the tap.
-                self.entry.park(self.tap);
+                // Parked before the client can see the pause, so its resume always finds the position.
+                self.entry.park(self.tap.index());
                 for e in &end {
                     if self.out.send(data(e)).await.is_err() {
                         break;

@@ -1,5 +1,6 @@
 //! `POST /v1/agents/{agent}/agui` (and `POST /v1/agui` for the default agent): RunAgentInput in, a
-//! `text/event-stream` of AG-UI events out, translated from the runtime's events by [`Translator`].
+//! `text/event-stream` of AG-UI events out: the run's exposed log (the records REST SSE sends, redacted
+//! once by the run's pump) translated by [`Translator`], so AG-UI shows nothing REST hides.
 //!
 //! The thread key comes from `threadId` ([`thread_key`], tenant-scoped by the store); the prompt is the last
 //! user message, or — when the last message is a `tool` message — the frontend tool's result. Validation
@@ -10,14 +11,15 @@
 //! the new AG-UI run finishes at once.
 //!
 //! Approvals follow the run's [`ApprovalMode`] (see [`crate::agui::interrupts`]): in the interrupt and
-//! tool modes the AG-UI run ends while the execution waits ("parked" in the run registry with its event
-//! tap); the next AG-UI request on the thread answers it (`resume[]`, or `tool` messages for the
+//! tool modes the AG-UI run ends while the execution waits ("parked" in the run registry with its log
+//! position); the next AG-UI request on the thread answers it (`resume[]`, or `tool` messages for the
 //! decision tool calls) and streams the rest of the same execution ([`resume`]). A request on a thread
 //! with a parked run that answers nothing gets `RUN_ERROR` (`interrupt_pending`), as do answers to
 //! interrupts that are no longer open (`interrupt_expired`, `unknown_interrupt`).
 
 mod forward;
 mod resume;
+mod tail;
 
 use std::sync::Arc;
 
@@ -197,7 +199,6 @@ async fn run(
     }
 
     let slot = state.limits.acquire_run(tenant)?;
-    let (tap_tx, tap_rx) = mpsc::unbounded_channel();
     let entry = state
         .runs
         .start(
@@ -210,15 +211,14 @@ async fn run(
                 fork_of: None,
                 prompt,
                 options: CallOptions::new(),
-                tap: Some(tap_tx),
                 slot: Some(slot),
             },
         )
         .await?;
     tokio::spawn(
         Forward {
+            tap: tail::LogTail::new(entry.clone(), 0),
             entry,
-            tap: tap_rx,
             translator,
             mode,
             out: out_tx,

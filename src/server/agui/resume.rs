@@ -17,6 +17,7 @@ use tokio::sync::mpsc;
 
 use super::forward::Forward;
 use super::refused;
+use super::tail::LogTail;
 use crate::agui::interrupts::{Answer, answer_from, request_of_call, tool_payload};
 use crate::agui::{ApprovalMode, RunAgentInput, Translator};
 use crate::runtime::{ApprovalError, ApprovalRequest};
@@ -181,7 +182,7 @@ pub(super) async fn continue_parked(
     let keep_alive = state.config.keep_alive;
     // Ids come from the execution's run id and event sequences: no collision with the paused part.
     let mut translator = Translator::new(input.thread_id.clone(), run_id);
-    let Some(tap) = entry.unpark() else {
+    let Some(index) = entry.unpark() else {
         return refused(
             translator,
             "thread_busy",
@@ -192,7 +193,7 @@ pub(super) async fn continue_parked(
     let planned = match plan(&entry, input) {
         Ok(p) => p,
         Err((code, message)) => {
-            entry.park(tap);
+            entry.park(index);
             return refused(translator, code, &message, keep_alive);
         }
     };
@@ -200,7 +201,7 @@ pub(super) async fn continue_parked(
         if let Some(answer) = &p.answer
             && let Err((code, message)) = deliver(state, &entry, &p.req, answer).await
         {
-            entry.park(tap);
+            entry.park(index);
             return refused(translator, code, &message, keep_alive);
         }
         if p.show_result {
@@ -210,8 +211,8 @@ pub(super) async fn continue_parked(
     let (out, rx) = mpsc::channel::<SseEvent>(256);
     tokio::spawn(
         Forward {
+            tap: LogTail::new(entry.clone(), index),
             entry,
-            tap,
             translator,
             mode,
             out,

@@ -149,12 +149,13 @@ impl ReferenceDriver {
     }
 
     fn improvise(prompt: &str, schema: bool) -> Script {
+        // The object is for the driver, not the conversation: it is never echoed.
+        let (prompt, object) = prompt_object(prompt);
         let p = prompt.to_lowercase();
         let mut steps = vec![Step::Thinking(format!("Considering: {}", truncate(prompt, 60)))];
         if p.contains("stdout") {
             steps.push(Step::Stdout("reference process output\n".into()));
         }
-        let object = prompt_object(prompt);
         if p.contains("notice") {
             steps.push(Step::Notice(Notice {
                 kind: "reference.note".into(),
@@ -228,12 +229,17 @@ impl ReferenceDriver {
     }
 }
 
-/// The JSON object that ends `prompt` (from its first `{`), if any.
-fn prompt_object(prompt: &str) -> JsonMap {
+/// `prompt` without the JSON object that ends it (from its first `{`), and that object (empty if none).
+fn prompt_object(prompt: &str) -> (&str, JsonMap) {
     prompt
         .find('{')
-        .and_then(|i| serde_json::from_str::<JsonMap>(&prompt[i..]).ok())
-        .unwrap_or_default()
+        .and_then(|i| {
+            Some((
+                prompt[..i].trim_end(),
+                serde_json::from_str::<JsonMap>(&prompt[i..]).ok()?,
+            ))
+        })
+        .unwrap_or((prompt, JsonMap::new()))
 }
 
 fn truncate(s: &str, n: usize) -> String {

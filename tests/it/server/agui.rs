@@ -533,3 +533,102 @@ async fn agui_ids_are_unique_across_the_runs_of_a_thread_and_stable_on_replay() 
     }
     server.shutdown().await.unwrap();
 }
+
+/// A prompt whose approval `details` and notice `data` carry secrets (an `api_key`, a bearer value).
+const SECRET_PROMPT: &str = r#"permission please, and a notice {"api_key": "sk-live-0123456789abcdefghij", "auth": "Bearer abcdefghijklmnopqrstuvwxyz0123", "path": "notes.txt", "max_tokens": 64}"#;
+
+/// AG-UI shows a run as REST shows it: the approval's `details` and the notice's `data` redacted the same
+/// way on both, no secret anywhere, usage counts numeric.
+#[tokio::test]
+async fn agui_shows_the_exposed_redacted_log_as_rest_sse_does() {
+    let mut config = ServerConfig::for_tests();
+    config.agents[0].exposure = agent_adaptor::recorder::ExposurePolicy {
+        include_usage: true,
+        ..Default::default()
+    };
+    let server = start_with(config).await;
+    let base = server.url();
+    let secrets = ["sk-live-0123456789abcdefghij", "abcdefghijklmnopqrstuvwxyz0123"];
+
+    // REST: the run's SSE up to the approval, answered, then the whole replay.
+    let resp = client()
+        .post(format!("{base}/v1/agents/reference/runs"))
+        .json(&json!({"prompt": SECRET_PROMPT}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 201);
+    let run: Value = resp.json().await.unwrap();
+    let run_id = run["run_id"].as_str().unwrap().to_owned();
+    let live = client()
+        .get(format!("{base}/v1/runs/{run_id}/events"))
+        .send()
+        .await
+        .unwrap();
+    let frames = read_frames(live, |f| f.event.as_deref() != Some("approval_request")).await;
+    let request = frames.last().unwrap().json();
+    let approve = client()
+        .post(format!(
+            "{base}/v1/runs/{run_id}/approvals/{}",
+            request["id"].as_str().unwrap()
+        ))
+        .json(&json!({"decision": "approve"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(approve.status(), 200);
+    let replay = client()
+        .get(format!("{base}/v1/runs/{run_id}/events"))
+        .send()
+        .await
+        .unwrap();
+    let rest: Vec<Value> = all_frames(replay).await.iter().map(|f| f.json()).collect();
+    let rest_text = serde_json::to_string(&rest).unwrap();
+    let rest_details = rest
+        .iter()
+        .find(|e| e["type"] == "approval_request")
+        .map(|e| e["details"].clone())
+        .expect("an approval request on REST");
+    let rest_data = rest
+        .iter()
+        .find(|e| e["type"] == "notice" && e["kind"] == "reference.note")
+        .map(|e| e["data"].clone())
+        .expect("the notice on REST");
+    assert_eq!(rest_details["path"], "notes.txt");
+    assert_eq!(rest_details["max_tokens"], 64);
+    assert_eq!(rest_details["api_key"], "[redacted]");
+    assert_eq!(rest_data, rest_details, "the same object, redacted the same way");
+    let usage = rest
+        .iter()
+        .find_map(|e| e["result"].get("usage").cloned())
+        .expect("usage is exposed");
+    assert!(usage["input_tokens"].is_u64(), "{usage}");
+    assert!(usage["output_tokens"].is_u64(), "{usage}");
+
+    // AG-UI: the same run, up to its interrupt.
+    let events = agui(&base, &input("t-secret", "r-s", SECRET_PROMPT)).await;
+    let agui_text = serde_json::to_string(&events).unwrap();
+    for secret in secrets {
+        assert!(!rest_text.contains(secret), "REST leaks {secret}");
+        assert!(!agui_text.contains(secret), "AG-UI leaks {secret}: {agui_text}");
+    }
+    let call = events
+        .iter()
+        .find(|e| e["type"] == "TOOL_CALL_START" && e["toolCallName"] == "dec.permission")
+        .and_then(|e| e["toolCallId"].as_str())
+        .expect("the decision tool call")
+        .to_owned();
+    let args: String = events
+        .iter()
+        .filter(|e| e["type"] == "TOOL_CALL_ARGS" && e["toolCallId"] == call.as_str())
+        .map(|e| e["delta"].as_str().unwrap().to_owned())
+        .collect();
+    let args: Value = serde_json::from_str(&args).unwrap();
+    assert_eq!(args["payload"], rest_details);
+    let custom = events
+        .iter()
+        .find(|e| e["type"] == "CUSTOM" && e["name"] == "reference.note")
+        .expect("the notice as CUSTOM");
+    assert_eq!(custom["value"]["data"], rest_data);
+    server.shutdown().await.unwrap();
+}
