@@ -98,6 +98,10 @@ impl ApiError {
                 err.retry_after = Some(1);
                 err
             }
+            // The store refused a value the edge let through: input, not a server error.
+            StoreError::Invalid { .. } => {
+                ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_request", e.to_string())
+            }
             other => ApiError::store_failure(other.to_string()),
         }
     }

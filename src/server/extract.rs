@@ -1,6 +1,7 @@
 //! Request extractors whose rejections are the service's one JSON error shape ([`ApiError`]) instead of
 //! axum's plain-text bodies: [`Query`] (400 `invalid_query`), [`Path`] (400 `invalid_path`) and
-//! [`RawBody`] (413 `body_too_large`, 400 `unreadable_body`). Handlers import these in place of
+//! [`RawBody`] (413 `body_too_large`, 400 `unreadable_body`). Every path parameter is also an identifier
+//! ([`check_id`]: 1 to 512 bytes, no NUL; else 422 naming it). Handlers import these in place of
 //! `axum::extract::{Query, Path}`, so a malformed query string or path segment answers like every other
 //! failure. Strict JSON bodies are [`super::body::JsonBody`].
 
@@ -24,6 +25,28 @@ pub struct Path<T>(pub T);
 /// The raw request body; one over the body limit is `413 body_too_large`.
 #[derive(Debug, Clone, Default)]
 pub struct RawBody(pub Bytes);
+
+/// The longest identifier a request may name (thread keys, run, approval and AG-UI ids, agent names):
+/// the store's indexes take it on every backend.
+pub const MAX_ID: usize = 512;
+
+/// Refuses an identifier that no store can hold alike: empty, longer than [`MAX_ID`] bytes, or with NUL
+/// (U+0000) — 422 `invalid_request` naming `field`.
+pub fn check_id(field: &str, value: &str) -> Result<(), ApiError> {
+    if value.is_empty() || value.len() > MAX_ID {
+        return Err(ApiError::invalid(
+            field,
+            format!("{field} must be 1 to {MAX_ID} bytes"),
+        ));
+    }
+    if value.contains('\0') {
+        return Err(ApiError::invalid(
+            field,
+            format!("{field} must not contain NUL (U+0000)"),
+        ));
+    }
+    Ok(())
+}
 
 /// The field named in a serde message (`unknown field `x``, `x: invalid digit …`), when there is one.
 fn field_of(message: &str) -> Option<String> {
@@ -139,6 +162,11 @@ impl<T: DeserializeOwned + Send, S: Send + Sync> FromRequestParts<S> for Path<T>
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
         let axum::extract::Path(v) = axum::extract::Path::<T>::from_request_parts(parts, state).await?;
+        if let Ok(raw) = axum::extract::RawPathParams::from_request_parts(parts, state).await {
+            for (name, value) in &raw {
+                check_id(name, value)?;
+            }
+        }
         Ok(Path(v))
     }
 }

@@ -46,12 +46,12 @@ pub struct PageQuery {
 /// The longest thread key.
 pub const MAX_KEY: usize = 512;
 
-/// Checks a thread key (1 to 512 bytes) for the request field `field`.
+/// Checks a thread key (1 to 512 bytes, no NUL) for the request field `field`.
 pub fn check_key(field: &str, key: &str) -> Result<(), ApiError> {
     if key.is_empty() || key.len() > MAX_KEY {
         return Err(ApiError::invalid(field, "thread keys are 1 to 512 bytes"));
     }
-    Ok(())
+    super::extract::check_id(field, key)
 }
 
 /// The checkpoint of thread `key` of `tenant` on agent `a`; a store failure is 500 `store_error`.

@@ -82,6 +82,12 @@ pub(crate) fn require(name: &str, value: &str) -> Result<(), StoreError> {
     if value.is_empty() {
         return Err(StoreError::invalid(format!("{name} must not be empty")));
     }
+    if value.contains('\0') {
+        // Postgres text cannot hold NUL; every backend refuses it alike (STORE-21).
+        return Err(StoreError::invalid(format!(
+            "{name} must not contain NUL (U+0000)"
+        )));
+    }
     Ok(())
 }
 

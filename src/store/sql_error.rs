@@ -79,6 +79,17 @@ fn map_database(db: &dyn DatabaseError) -> StoreError {
             detail: format!("database file ({code}): {message}"),
         };
     }
+    match code.as_str() {
+        // character_not_in_repertoire, untranslatable_character: NUL in text or JSON.
+        "22021" | "22P05" => {
+            return StoreError::invalid("a value contains NUL (U+0000), which Postgres cannot store");
+        }
+        // program_limit_exceeded: e.g. a key too long for its index.
+        "54000" => {
+            return StoreError::invalid("a value is too large for the database (e.g. an overlong key)");
+        }
+        _ => {}
+    }
     match db.kind() {
         ErrorKind::UniqueViolation | ErrorKind::ForeignKeyViolation | ErrorKind::CheckViolation => {
             StoreError::conflict(format!("constraint ({code}): {message}"))

@@ -25,6 +25,7 @@
 //! | STORE-18 | runs: create, state changes, terminal states stay, paging, `mark_interrupted` |
 //! | STORE-19 | thread declarations round-trip, are unique per tenant/agent/key, scoped, and deletable |
 //! | STORE-20 | crash recovery: a dead owner's unfinished runs are listed, a broken lease is free at once, a run's pending approvals are abandoned |
+//! | STORE-21 | NUL round-trips inside every JSON payload (events, runs, approvals, declarations) and is refused in identifiers, alike on every store |
 //!
 //! The story needs a **fresh, empty store**: STORE-01 checks retention, which is store-wide, by exact
 //! counts. Everything else is namespaced by a random suffix. Clauses with lease expiry sleep for a few
@@ -34,6 +35,7 @@ pub mod faulty;
 mod history;
 mod leases;
 mod log;
+mod nul;
 mod recovery;
 mod service;
 mod threads;
@@ -75,6 +77,7 @@ pub async fn check_store(store: Arc<dyn ThreadStore>) {
     service::runs(&kit).await;
     service::declarations(&kit).await;
     recovery::recovery(&kit).await;
+    nul::nul(&kit).await;
 }
 
 /// The store under test plus a per-run namespace for tenants, keys and targets.

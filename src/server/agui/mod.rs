@@ -122,6 +122,12 @@ async fn run(
         .approval_mode()
         .map_err(|m| ApiError::invalid("forwardedProps.approvals", m))?;
     let tenant = tenant.as_str();
+    // The same identifier rule as every REST route: 1 to 512 bytes, no NUL (422 naming the field).
+    for (field, id) in [("threadId", &input.thread_id), ("runId", &input.run_id)] {
+        if !id.is_empty() {
+            crate::server::extract::check_id(field, id)?;
+        }
+    }
     let key = (!input.thread_id.is_empty()).then(|| thread_key(&input.thread_id));
     let run_id = if input.run_id.is_empty() {
         format!("agui-{}", uuid::Uuid::now_v7())

@@ -25,7 +25,7 @@ impl From<Row> for Declaration {
             tenant: r.tenant,
             agent: r.agent,
             key: r.thread_key,
-            defaults: r.defaults,
+            defaults: super::nul::decode(r.defaults),
             forked_from: r.forked_from,
             created_at: r.created_at,
         }
@@ -43,7 +43,7 @@ pub(super) async fn put(pool: &PgPool, d: &Declaration) -> StoreResult<()> {
     .bind(&d.tenant)
     .bind(&d.agent)
     .bind(&d.key)
-    .bind(&d.defaults)
+    .bind(&*super::nul::encode(&d.defaults))
     .bind(d.forked_from.as_deref())
     .bind(micros(d.created_at))
     .execute(pool)

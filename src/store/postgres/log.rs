@@ -252,7 +252,7 @@ where
         run_id.push(e.run_id.as_str());
         seq.push(rules::to_i64(e.seq, "seq")?);
         kind.push(e.kind.as_str());
-        event.push(e.event.to_string());
+        event.push(super::nul::encode(&e.event).to_string());
         at.push(micros(e.at));
     }
     let mut cursors: Vec<i64> = sqlx::query_scalar(

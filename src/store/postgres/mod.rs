@@ -8,6 +8,7 @@
 
 mod declarations;
 mod log;
+mod nul;
 mod rows;
 mod service;
 mod threads;

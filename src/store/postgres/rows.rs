@@ -38,7 +38,7 @@ impl ThreadRow {
             status: row.text_enum("status", &self.status, ThreadStatus::parse)?,
             state: self
                 .state
-                .map(|state| row.json_value("state", state))
+                .map(|state| row.json_value("state", super::nul::decode(state)))
                 .transpose()?,
             created_at: self.created_at,
             updated_at: self.updated_at,
@@ -78,7 +78,7 @@ impl EventRow {
         Ok(EventRecord {
             cursor: row.unsigned("cursor", self.cursor)?,
             seq: row.unsigned("seq", self.seq)?,
-            event: self.event,
+            event: super::nul::decode(self.event),
             at: self.at,
             tenant: self.tenant,
             thread_key: self.thread_key,
@@ -108,8 +108,8 @@ impl RunRow {
         let row = at("runs", &self.run_id);
         Ok(RunRecord {
             state: row.text_enum("state", &self.state, RunState::parse)?,
-            result: self.result,
-            error: self.error,
+            result: self.result.map(super::nul::decode),
+            error: self.error.map(super::nul::decode),
             created_at: self.created_at,
             updated_at: self.updated_at,
             run_id: self.run_id,
@@ -141,8 +141,8 @@ impl ApprovalRow {
         let row = at("approvals", &id);
         Ok(Approval {
             state: row.text_enum("state", &self.state, ApprovalState::parse)?,
-            payload: self.payload,
-            decision: self.decision,
+            payload: super::nul::decode(self.payload),
+            decision: self.decision.map(super::nul::decode),
             created_at: self.created_at,
             deadline: self.deadline,
             tenant: self.tenant,

@@ -4,6 +4,7 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 use sqlx::PgPool;
 
+use super::nul;
 use super::rows::{self, ApprovalRow, RunRow};
 use crate::store::rules::{self, micros};
 use crate::store::sql_error::{is_unique_violation, map};
@@ -23,8 +24,8 @@ pub(super) async fn put_run(pool: &PgPool, run: &RunRecord) -> StoreResult<()> {
     .bind(run.thread_key.as_deref())
     .bind(run.state.as_str())
     .bind(&run.owner)
-    .bind(run.result.as_ref())
-    .bind(run.error.as_ref())
+    .bind(nul::encode_opt(run.result.as_ref()).as_deref())
+    .bind(nul::encode_opt(run.error.as_ref()).as_deref())
     .bind(micros(run.created_at))
     .bind(micros(rules::now()))
     .execute(pool)
@@ -55,8 +56,8 @@ pub(super) async fn update_run_state(
     ))
     .bind(run_id)
     .bind(state.as_str())
-    .bind(result.as_ref())
-    .bind(error.as_ref())
+    .bind(nul::encode_opt(result.as_ref()).as_deref())
+    .bind(nul::encode_opt(error.as_ref()).as_deref())
     .bind(micros(rules::now()))
     .fetch_optional(pool)
     .await
@@ -164,7 +165,7 @@ pub(super) async fn abandon_approvals(
     )
     .bind(tenant)
     .bind(run_id)
-    .bind(reason)
+    .bind(&*nul::encode(reason))
     .execute(pool)
     .await
     .map_err(map)?;
@@ -188,7 +189,7 @@ pub(super) async fn create_approval(pool: &PgPool, approval: &Approval) -> Store
     .bind(&approval.request_id)
     .bind(&approval.run_id)
     .bind(&approval.kind)
-    .bind(&approval.payload)
+    .bind(&*nul::encode(&approval.payload))
     .bind(micros(approval.created_at))
     .bind(micros(approval.deadline))
     .execute(pool)
@@ -221,7 +222,7 @@ pub(super) async fn resolve_approval(
     ))
     .bind(tenant)
     .bind(request_id)
-    .bind(&decision)
+    .bind(&*nul::encode(&decision))
     .bind(now)
     .fetch_optional(pool)
     .await

@@ -179,7 +179,8 @@ pub(super) async fn finalize(tx: &mut PgConnection, req: FinalizeRequest) -> Sto
         .as_ref()
         .map(serde_json::to_value)
         .transpose()
-        .map_err(|e| StoreError::invalid(format!("session state does not serialize: {e}")))?;
+        .map_err(|e| StoreError::invalid(format!("session state does not serialize: {e}")))?
+        .map(|v| super::nul::encode(&v).into_owned());
     let created_at: Option<DateTime<Utc>> = sqlx::query_scalar(
         "INSERT INTO threads (id, tenant, thread_key, status, driver_type, agent_id, agent_tenant, agent_profile, \
              agent_name, fingerprint, compatibility_fingerprint, codec, state, created_at, updated_at) \

@@ -5,5 +5,6 @@
 
 mod crash;
 mod flood;
+mod nul;
 mod panics;
 mod tripwire;
