@@ -90,10 +90,12 @@ impl ApiError {
         match e {
             StoreError::NotFound => ApiError::not_found(e.to_string()),
             StoreError::Unavailable { .. } => {
+                let id = uuid::Uuid::now_v7().simple().to_string();
+                tracing::error!(error_id = %id, error = %e, "the store is unavailable");
                 let mut err = ApiError::new(
                     StatusCode::SERVICE_UNAVAILABLE,
                     "store_unavailable",
-                    e.to_string(),
+                    format!("the store is unavailable; retry (error id {id})"),
                 );
                 err.retry_after = Some(1);
                 err
@@ -102,7 +104,13 @@ impl ApiError {
             StoreError::Invalid { .. } => {
                 ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_request", e.to_string())
             }
-            other => ApiError::store_failure(other.to_string()),
+            // The store's own text (SQL, table and index names, database messages) goes to the log
+            // under an error id; the client gets the code and the id.
+            other => {
+                let id = uuid::Uuid::now_v7().simple().to_string();
+                tracing::error!(error_id = %id, error = %other, "a store operation failed");
+                ApiError::store_failure(format!("the store failed; see the service log (error id {id})"))
+            }
         }
     }
 

@@ -7,4 +7,5 @@ mod crash;
 mod flood;
 mod nul;
 mod panics;
+mod store_errors;
 mod tripwire;
