@@ -21,7 +21,7 @@ use super::body::JsonBody;
 use super::error::ApiError;
 use super::ranges::ApprovalsBody;
 use super::resources::{AgentResources, RunResources};
-use super::runs::{RunEntry, StartRun, approval_view, outcome_state};
+use super::runs::{RunEntry, StartRun, approval_outcome, approval_view, outcome_state};
 use super::sse;
 use super::views::{
     AgentList, AgentView, ApprovalList, ApprovalView, DecisionAccepted, Health, MessageAccepted, RunLinks,
@@ -30,7 +30,7 @@ use super::views::{
 use crate::driver::{DecisionKind, Policy, Timing};
 use crate::recorder::Recorder;
 use crate::runtime::{CallOptions, MessageOptions};
-use crate::store::{ApprovalState, RunRecord, RunState, StoreError};
+use crate::store::{RunRecord, RunState, StoreError};
 use crate::vocab::McpServer;
 use crate::workspace::WorkspaceSpec;
 
@@ -432,45 +432,76 @@ pub async fn run_events(
     Ok(sse::response(rx, state.config.keep_alive))
 }
 
-/// `GET /v1/runs/{run_id}/approvals`: every approval of the run (`?pending=true` for pending only).
-#[utoipa::path(get, path = "/v1/runs/{run_id}/approvals", tag = "approvals", params(("run_id" = String, Path, description = "The run id")), responses((status = 200, description = "The run's approvals", body = crate::server::views::ApprovalList), (status = 404, description = "Unknown agent, run or thread", body = crate::server::views::ErrorBody)))]
+/// `?pending=` of the approvals route.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ApprovalsQuery {
+    /// Only the approvals still waiting for an answer.
+    #[serde(default)]
+    pub pending: Option<bool>,
+}
+
+/// `GET /v1/runs/{run_id}/approvals`: every approval of the run, live or finished, each with whether it
+/// is pending and, once it ended, its `outcome` (`?pending=true` for pending ones only). The durable rows
+/// are the view (the run records every ending on them); a live request that ended before its row tells
+/// is shown ended, one whose row could not be written is shown from memory.
+#[utoipa::path(get, path = "/v1/runs/{run_id}/approvals", tag = "approvals", params(("run_id" = String, Path, description = "The run id"), ("pending" = Option<bool>, Query, description = "`true`: only the approvals still waiting for an answer (live and finished runs alike)")), responses((status = 200, description = "The run's approvals, oldest first", body = crate::server::views::ApprovalList), (status = 400, description = "invalid_query", body = crate::server::views::ErrorBody), (status = 404, description = "Unknown agent, run or thread", body = crate::server::views::ErrorBody)))]
 pub async fn list_approvals(
     State(state): State<Arc<AppState>>,
     tenant: Tenant,
     Path(run_id): Path<String>,
+    Query(query): Query<ApprovalsQuery>,
 ) -> Result<Json<ApprovalList>, ApiError> {
-    if let Some(entry) = state.runs.get(tenant.as_str(), &run_id)
-        && !entry.is_finished()
-    {
-        let approvals = entry.pending_approvals().iter().map(approval_view).collect();
-        return Ok(Json(ApprovalList { approvals }));
-    }
-    if state
-        .store
-        .get_run(tenant.as_str(), &run_id)
-        .await
-        .map_err(ApiError::store)?
-        .is_none()
+    let entry = state.runs.get(tenant.as_str(), &run_id);
+    if entry.is_none()
+        && state
+            .store
+            .get_run(tenant.as_str(), &run_id)
+            .await
+            .map_err(ApiError::store)?
+            .is_none()
     {
         return Err(ApiError::not_found(format!("no run {run_id:?}")));
     }
     let stored = state
         .store
-        .list_approvals(tenant.as_str(), &run_id, true)
+        .list_approvals(tenant.as_str(), &run_id, false)
         .await
         .map_err(ApiError::store)?;
-    let approvals = stored
-        .into_iter()
+    let now = chrono::Utc::now();
+    let mut approvals = stored
+        .iter()
         .map(|a| {
-            let pending = a.state == ApprovalState::Pending;
-            let mut view: ApprovalView = serde_json::from_value(a.payload).map_err(|e| {
+            let mut view: ApprovalView = serde_json::from_value(a.payload.clone()).map_err(|e| {
                 ApiError::store_failure(format!("a stored approval of run {run_id:?} is unreadable: {e}"))
             })?;
-            view.pending = pending;
+            view.outcome = approval_outcome(a).map(str::to_owned);
+            view.pending = view.outcome.is_none();
+            let live = entry.as_ref().and_then(|e| e.approval(&a.request_id));
+            if view.pending && (a.deadline <= now || live.is_some_and(|r| !r.is_pending())) {
+                // Ended in the runtime; the run records how on the row right after.
+                view.pending = false;
+                view.outcome = Some("expired".into());
+            }
             Ok(view)
         })
         .collect::<Result<Vec<_>, ApiError>>()?;
+    if let Some(e) = &entry {
+        for req in e.pending_approvals() {
+            if !stored.iter().any(|a| a.request_id == req.id) {
+                approvals.push(approval_view(&req));
+            }
+        }
+    }
+    if query.pending == Some(true) {
+        approvals.retain(|a| a.pending);
+    }
     Ok(Json(ApprovalList { approvals }))
+}
+
+/// True when a stored approval was answered (as opposed to ended unanswered: expired or cancelled).
+fn answered(a: &crate::store::Approval) -> bool {
+    matches!(approval_outcome(a), Some("approved" | "denied" | "answered"))
 }
 
 /// The body of an approval answer.
@@ -530,9 +561,7 @@ pub async fn decide(
             None => Err(ApiError::not_found(format!(
                 "no approval {id:?} on run {run_id:?}"
             ))),
-            Some(a) if a.state == ApprovalState::Resolved => {
-                Err(ApiError::approval(&crate::runtime::ApprovalError::Resolved))
-            }
+            Some(a) if answered(&a) => Err(ApiError::approval(&crate::runtime::ApprovalError::Resolved)),
             Some(_) => Err(ApiError::approval(&crate::runtime::ApprovalError::Expired)),
         };
     };
@@ -565,9 +594,7 @@ pub async fn decide(
             .list_approvals(tenant.as_str(), &run_id, false)
             .await
             .map_err(ApiError::store)?;
-        let resolved = stored
-            .iter()
-            .any(|a| a.request_id == id && a.state == ApprovalState::Resolved);
+        let resolved = stored.iter().any(|a| a.request_id == id && answered(a));
         return Err(ApiError::approval(&if resolved {
             crate::runtime::ApprovalError::Resolved
         } else {

@@ -492,8 +492,16 @@ impl Pump {
                 }
             }
             for e in &batch {
-                if let Payload::ApprovalRequest(req) = &e.payload {
-                    self.park_approval(req).await;
+                match &e.payload {
+                    Payload::ApprovalRequest(req) => self.park_approval(req).await,
+                    Payload::Notice(n) if n.kind == crate::driver::notice_kind::APPROVAL_RESOLVED => {
+                        let id = n.data.get("request_id").and_then(Value::as_str);
+                        let label = n.data.get("outcome").and_then(Value::as_str);
+                        if let (Some(id), Some(label)) = (id, label) {
+                            self.end_approval(id, ended_decision(label)).await;
+                        }
+                    }
+                    _ => {}
                 }
             }
             self.registry
@@ -577,8 +585,43 @@ impl Pump {
         });
     }
 
+    /// Records an ended approval on its row, unless the row already tells (an answer the approval POST
+    /// or an AG-UI resume recorded first) — the approvals view reads these rows.
+    async fn end_approval(&self, request_id: &str, decision: Value) {
+        let entry = &self.entry;
+        match self
+            .store
+            .resolve_approval(&entry.tenant, request_id, decision)
+            .await
+        {
+            Ok(_)
+            | Err(StoreError::AlreadyResolved { .. })
+            | Err(StoreError::Expired { .. })
+            | Err(StoreError::NotFound) => {}
+            Err(e) => {
+                tracing::warn!(run_id = %entry.run_id, error = %e, "could not record how an approval ended");
+            }
+        }
+    }
+
     /// Records the run's end in the store and frees its thread and concurrency slot.
     async fn finish(&mut self) {
+        // Requests still pending in the store end with the run.
+        match self
+            .store
+            .list_approvals(&self.entry.tenant, &self.entry.run_id, true)
+            .await
+        {
+            Ok(pending) => {
+                for a in pending {
+                    self.end_approval(&a.request_id, json!({"outcome": "cancelled"}))
+                        .await;
+                }
+            }
+            Err(e) => {
+                tracing::warn!(run_id = %self.entry.run_id, error = %e, "could not list the run's approvals");
+            }
+        }
         let entry = &self.entry;
         let outcome = entry.stream.result().await;
         let (state, result, error) = outcome_state(&outcome);
@@ -650,5 +693,46 @@ pub fn approval_view(req: &ApprovalRequest) -> super::views::ApprovalView {
         deadline: req.deadline,
         attempt: req.attempt,
         pending: req.is_pending(),
+        outcome: None,
+    }
+}
+
+/// How a stored approval ended (`None` while it is pending): a resolved row's decision
+/// (`approve`/`deny`/`answer`), or the `outcome` the run recorded when the request ended unanswered
+/// (`expired`, `cancelled`); an expired row without one expired by its deadline.
+pub fn approval_outcome(a: &Approval) -> Option<&'static str> {
+    let recorded = a
+        .decision
+        .as_ref()
+        .and_then(|d| d.get("outcome"))
+        .and_then(Value::as_str);
+    match (a.state, recorded) {
+        (ApprovalState::Pending, _) => None,
+        (_, Some("cancelled")) => Some("cancelled"),
+        (ApprovalState::Expired, _) | (_, Some("expired")) => Some("expired"),
+        (ApprovalState::Resolved, _) => Some(
+            match a
+                .decision
+                .as_ref()
+                .and_then(|d| d.get("decision"))
+                .and_then(Value::as_str)
+            {
+                Some("deny") => "denied",
+                Some("answer") => "answered",
+                _ => "approved",
+            },
+        ),
+    }
+}
+
+/// The row value recording an `approval.resolved` outcome label of the runtime (`approved`, `denied`,
+/// `answered`, `timed_out`, `withdrawn`, `cancelled`, `handler_failed`).
+fn ended_decision(label: &str) -> Value {
+    match label {
+        "approved" => json!({"decision": "approve"}),
+        "denied" => json!({"decision": "deny"}),
+        "answered" => json!({"decision": "answer"}),
+        "timed_out" | "withdrawn" => json!({"outcome": "expired"}),
+        _ => json!({"outcome": "cancelled"}),
     }
 }

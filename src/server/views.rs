@@ -244,6 +244,10 @@ pub struct ApprovalView {
     pub attempt: u32,
     /// Still waiting for an answer.
     pub pending: bool,
+    /// How it ended, once it did: `approved`, `denied`, `answered`, `expired` (its deadline passed or the
+    /// provider withdrew it) or `cancelled` (its run ended without an answer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<String>,
 }
 
 /// `GET /v1/runs/{run_id}/approvals`.

@@ -121,11 +121,20 @@ async fn crash_and_restart(url: &str, replica: Option<&str>) {
         "{end:?}"
     );
 
-    let approvals = get_json(&base, &format!("/v1/runs/{parked}/approvals")).await;
+    let approvals = get_json(&base, &format!("/v1/runs/{parked}/approvals?pending=true")).await;
     assert_eq!(
         approvals["approvals"],
         json!([]),
         "no approval left pending: {approvals}"
+    );
+    let all = get_json(&base, &format!("/v1/runs/{parked}/approvals")).await;
+    assert!(
+        all["approvals"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|a| a["pending"] == false && a["outcome"] == "expired"),
+        "every approval of the interrupted run shows it expired: {all}"
     );
 
     // The thread is free at once, and the next run on it succeeds.

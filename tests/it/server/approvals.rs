@@ -1,5 +1,6 @@
 //! Approvals over HTTP: listed while pending, answered exactly once across concurrent POSTs, typed refusals
-//! (409 duplicate, 410 expired, 422 wrong kind, 404 unknown), and shown to AG-UI clients as a tool call.
+//! (409 duplicate, 410 expired, 422 wrong kind, 404 unknown), shown to AG-UI clients as a tool call, and the
+//! approvals view telling every ending (approved, denied, answered, expired, cancelled) on SQLite and Postgres.
 
 use serde_json::{Value, json};
 
@@ -205,4 +206,141 @@ async fn an_agui_client_sees_the_approval_as_a_tool_call_and_answers_it_over_pos
     );
     assert_eq!(events.last().unwrap()["type"], "RUN_FINISHED");
     server.shutdown().await.unwrap();
+}
+
+/// `agent_adaptor_approvals_pending` in `/metrics`.
+async fn pending_gauge(base: &str) -> u64 {
+    let text = super::get(base, "/metrics").await.text().await.unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix("agent_adaptor_approvals_pending "))
+        .and_then(|v| v.trim().parse().ok())
+        .expect("the pending gauge")
+}
+
+/// The run's approvals (`?pending=true` when `pending`).
+async fn listed(base: &str, run_id: &str, pending: bool) -> Vec<Value> {
+    let q = if pending { "?pending=true" } else { "" };
+    let v = super::get_json(base, &format!("/v1/runs/{run_id}/approvals{q}")).await;
+    v["approvals"].as_array().cloned().unwrap_or_default()
+}
+
+/// How one path of the walk ends the request.
+enum End {
+    /// `POST …/approvals/{id}` with this body (200).
+    Answer(Value),
+    /// Wait past the approval's timeout.
+    Wait(u64),
+    /// `POST /v1/runs/{id}/cancel`.
+    Cancel,
+}
+
+/// One path of the walk: a run asks, `end` ends the request, then the list, the filter, a late POST and
+/// `/metrics` must all tell the same `outcome`.
+async fn walk_one(base: &str, prompt: &str, approvals: Value, end: End, outcome: &str, late: u16) {
+    let (run_id, req) = run_until_approval(base, prompt, approvals).await;
+    let id = req["id"].as_str().unwrap().to_owned();
+    let live = listed(base, &run_id, true).await;
+    assert_eq!(live.len(), 1, "{prompt}: pending while asked: {live:?}");
+    assert_eq!(live[0]["pending"], true);
+    assert_eq!(pending_gauge(base).await, 1, "{prompt}");
+    match end {
+        End::Answer(body) => assert_eq!(decide(base, &run_id, &id, body).await.status(), 200),
+        End::Wait(ms) => tokio::time::sleep(std::time::Duration::from_millis(ms)).await,
+        End::Cancel => assert!(super::cancel(base, &run_id).await.status().is_success()),
+    }
+    super::finished_state(base, &run_id).await;
+    let all = listed(base, &run_id, false).await;
+    assert_eq!(all.len(), 1, "{prompt}: {all:?}");
+    assert_eq!(all[0]["id"], id.as_str());
+    assert_eq!(all[0]["pending"], false, "{prompt}: {all:?}");
+    assert_eq!(all[0]["outcome"], outcome, "{prompt}: {all:?}");
+    assert!(
+        listed(base, &run_id, true).await.is_empty(),
+        "{prompt}: ?pending=true lists nothing once {outcome}"
+    );
+    let again = decide(base, &run_id, &id, json!({"decision": "deny"})).await;
+    assert_eq!(again.status(), late, "{prompt} ({outcome}): a late answer");
+    assert_eq!(pending_gauge(base).await, 0, "{prompt}");
+}
+
+/// Every way an approval ends, on one server: the approvals view, the `?pending=true` filter, the POST
+/// answer and `/metrics` agree.
+async fn walk(base: &str) {
+    let approve = || End::Answer(json!({"decision": "approve"}));
+    walk_one(base, "permission please", json!({}), approve(), "approved", 409).await;
+    let deny = End::Answer(json!({"decision": "deny", "reason": "no"}));
+    walk_one(base, "permission please", json!({}), deny, "denied", 409).await;
+    let green = End::Answer(json!({"decision": "answer", "answer": "green"}));
+    walk_one(
+        base,
+        "a question for you",
+        json!({"question": "ask"}),
+        green,
+        "answered",
+        409,
+    )
+    .await;
+    // Approved, then the run fails: the approval stays approved.
+    walk_one(
+        base,
+        "permission please, then fail",
+        json!({}),
+        approve(),
+        "approved",
+        409,
+    )
+    .await;
+    // Timed out, and the run fails on it.
+    let timeout = json!({"timeout": 150, "on_timeout": "abort"});
+    walk_one(base, "permission please", timeout, End::Wait(400), "expired", 410).await;
+    // The run is cancelled while it waits.
+    walk_one(
+        base,
+        "permission please",
+        json!({}),
+        End::Cancel,
+        "cancelled",
+        410,
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn the_approvals_view_tells_every_ending_on_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = agent_adaptor::server::ServerConfig::for_tests();
+    config.store_url = format!("sqlite://{}", dir.path().join("s.db").display());
+    let server = super::start_with(config).await;
+    walk(&server.url()).await;
+    // `?pending` is documented.
+    let doc = super::get_json(&server.url(), "/openapi.json").await;
+    let params = &doc["paths"]["/v1/runs/{run_id}/approvals"]["get"]["parameters"];
+    assert!(
+        params
+            .as_array()
+            .is_some_and(|ps| ps.iter().any(|p| p["name"] == "pending" && p["in"] == "query")),
+        "{params}"
+    );
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn the_approvals_view_tells_every_ending_on_postgres() {
+    let Some(url) = crate::store::pg::database_url("the_approvals_view_tells_every_ending_on_postgres")
+    else {
+        return;
+    };
+    let at = url.clone();
+    crate::store::pg::with_schema(&url, |schema| async move {
+        let store = crate::store::pg::store_in(&at, &schema).await;
+        let server = agent_adaptor::server::Server::start_with_store(
+            agent_adaptor::server::ServerConfig::for_tests(),
+            std::sync::Arc::new(store),
+        )
+        .await
+        .unwrap();
+        walk(&server.url()).await;
+        server.shutdown().await.unwrap();
+    })
+    .await;
 }

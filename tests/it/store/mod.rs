@@ -5,7 +5,7 @@
 
 mod failures;
 mod kill;
-mod pg;
+pub(crate) mod pg;
 
 use std::sync::Arc;
 
