@@ -594,6 +594,10 @@ impl Worker {
 
     /// Handles one host send: answers it, or parks it while it waits for queue space.
     async fn handle_send(&mut self, text: String, opts: CallOptions, reply: Reply) {
+        if reply.is_closed() {
+            // The send's caller gave up before admission: its future bounds admission.
+            return;
+        }
         match self.on_send(text.clone(), opts.clone()).await {
             Sent::Reply(r) => {
                 let _ = reply.send(r);
@@ -921,7 +925,17 @@ impl Worker {
             let parked = &mut self.admitting;
             let admission = async move {
                 match parked {
-                    Some(p) => p.admission.get_mut().unwrap_or_else(|p| p.into_inner()).await,
+                    Some(p) => {
+                        let admission = p.admission.get_mut().unwrap_or_else(|p| p.into_inner());
+                        match &mut p.waiter {
+                            // A caller that gives up while its send waits withdraws it.
+                            Waiter::Host { reply, .. } => tokio::select! {
+                                r = admission => Some(r),
+                                _ = reply.closed() => None,
+                            },
+                            Waiter::Join(_) => Some(admission.await),
+                        }
+                    }
                     None => std::future::pending().await,
                 }
             };
@@ -956,7 +970,10 @@ impl Worker {
                     Some(Command::Cancel) => self.on_cancel().await,
                 },
                 outcome = finished => self.on_finished(outcome).await,
-                r = admission => self.on_admission(r).await,
+                r = admission => match r {
+                    Some(r) => self.on_admission(r).await,
+                    None => self.admitting = None,
+                },
                 _ = retry_due, if self.current.is_none() => self.on_retry().await,
             }
         }

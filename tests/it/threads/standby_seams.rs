@@ -91,6 +91,37 @@ fn one_pending() -> Policy {
     }
 }
 
+/// Claims (and delivers) in-turn input twice, 400 ms apart, then answers with what it got.
+struct ClaimsLater;
+
+#[async_trait::async_trait]
+impl Driver for ClaimsLater {
+    fn descriptor(&self) -> Descriptor {
+        Hoarder.descriptor()
+    }
+    fn validate_config(&self) -> Result<(), InvalidConfig> {
+        Ok(())
+    }
+    async fn run(&self, _req: Request, io: RunIo) -> Response {
+        let mut got = Vec::new();
+        for _ in 0..2 {
+            tokio::time::sleep(Duration::from_millis(400)).await;
+            if let Some(port) = &io.messages {
+                for c in port.claim(agent_adaptor::driver::Boundary::InTurn) {
+                    got.push(c.original.clone());
+                    c.ack(agent_adaptor::driver::Ack::Delivered {
+                        mechanism: "test".into(),
+                    });
+                }
+            }
+        }
+        Response {
+            text: format!("got: {}", got.join(", ")),
+            ..Default::default()
+        }
+    }
+}
+
 /// The next `Done` within `within`, else `None`.
 async fn next_done(rx: &mut Receiver<Event>, within: Duration) -> Option<Event> {
     let deadline = tokio::time::Instant::now() + within;
@@ -234,6 +265,35 @@ shapes!(
                 "{shape:?}: {text}"
             );
         }
+        life.cancel();
+    }
+);
+
+shapes!(
+    a_send_abandoned_while_waiting_for_queue_space_is_withdrawn,
+    |shape| async move {
+        let a = shape
+            .builder(Agent::builder(ClaimsLater).thread_store(Arc::new(MemoryStore::new())))
+            .policy(one_pending())
+            .build();
+        let life = CancellationToken::new();
+        let sb = a.thread("sb-abandon").standby(life.clone(), shape.opts());
+        let mut rx = sb.events().expect("events");
+        sb.send("task", ()).await.unwrap();
+        sb.send("one", ()).await.expect("fills the queue");
+        let gave_up = tokio::time::timeout(Duration::from_millis(100), sb.send("two", ())).await;
+        assert!(gave_up.is_err(), "{shape:?}: the send waited for queue space");
+        let done = next_done(&mut rx, Duration::from_secs(5))
+            .await
+            .expect("the execution ends");
+        let Payload::Done(d) = &done.payload else {
+            unreachable!()
+        };
+        let r = d.outcome.as_ref().expect("success");
+        assert_eq!(
+            r.text, "got: one",
+            "{shape:?}: the abandoned send was admitted anyway"
+        );
         life.cancel();
     }
 );
