@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use agent_adaptor::server::file::parse_duration;
 use agent_adaptor::server::{BusyPolicy, LogFormat, Server, ServerConfig, telemetry};
 use clap::Args;
 
@@ -58,6 +59,21 @@ pub struct ServeArgs {
     /// Burst of the per-IP limit (default: one second's worth).
     #[arg(long, env = "AGENT_ADAPTOR_IP_BURST")]
     ip_burst: Option<u32>,
+    /// Time a client has to finish a request head once it began (`500ms`, `30s`, ...; default 30s).
+    #[arg(long, env = "AGENT_ADAPTOR_HEADER_READ_TIMEOUT", value_parser = parse_duration)]
+    header_read_timeout: Option<Duration>,
+    /// Time a client has to send a request body after its head (default 60s).
+    #[arg(long, env = "AGENT_ADAPTOR_BODY_READ_TIMEOUT", value_parser = parse_duration)]
+    body_read_timeout: Option<Duration>,
+    /// Time a connection may wait for its next request before it is closed (default 120s).
+    #[arg(long, env = "AGENT_ADAPTOR_IDLE_TIMEOUT", value_parser = parse_duration)]
+    idle_timeout: Option<Duration>,
+    /// Connections open at once; past it a new one is closed at once (default 4096).
+    #[arg(long, env = "AGENT_ADAPTOR_MAX_CONNECTIONS")]
+    max_connections: Option<usize>,
+    /// Connections open at once from one client IP (default 256).
+    #[arg(long, env = "AGENT_ADAPTOR_MAX_CONNECTIONS_PER_IP")]
+    max_connections_per_ip: Option<usize>,
     /// Log lines on stderr as `text` (default) or `json`; `RUST_LOG` filters them (default `info`).
     #[arg(long, env = "AGENT_ADAPTOR_LOG_FORMAT", value_parser = ["text", "json"])]
     log_format: Option<String>,
@@ -129,6 +145,22 @@ fn config(args: &ServeArgs) -> Result<ServerConfig, String> {
     }
     if let Some(b) = args.ip_burst {
         config.ip_limits.burst = Some(b);
+    }
+    let c = &mut config.connections;
+    if let Some(d) = args.header_read_timeout {
+        c.header_read_timeout = d;
+    }
+    if let Some(d) = args.body_read_timeout {
+        c.body_read_timeout = d;
+    }
+    if let Some(d) = args.idle_timeout {
+        c.idle_timeout = d;
+    }
+    if let Some(n) = args.max_connections {
+        c.max_connections = n;
+    }
+    if let Some(n) = args.max_connections_per_ip {
+        c.max_connections_per_ip = n;
     }
     if let Some(f) = args.log_format.as_deref() {
         config.log_format = f.parse::<LogFormat>()?;

@@ -1,5 +1,5 @@
 //! The service configuration: bind address, store, agents, tenants and their API keys, limits, retention,
-//! CORS, keep-alive and shutdown timing. [`super::file`] reads it from a TOML file.
+//! CORS, keep-alive and shutdown timing, connection limits. [`super::file`] reads it from a TOML file.
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::auth::TenantSpec;
+use super::connections::Connections;
 use super::ip_limits::IpLimits;
 use super::limits::Limits;
 use super::resources::RequestGrants;
@@ -154,6 +155,8 @@ pub struct ServerConfig {
     pub retention: RetentionSettings,
     /// The per-client-IP limit of unauthenticated requests (off by default).
     pub ip_limits: IpLimits,
+    /// The listener's connection limits: header, body and idle timeouts, global and per-IP bounds.
+    pub connections: Connections,
     /// How `serve` writes its logs (the library never installs a subscriber itself).
     pub log_format: LogFormat,
     /// How many of a run's events may be published live before the store committed them; beyond this
@@ -181,6 +184,7 @@ impl Default for ServerConfig {
             limits: Limits::default(),
             retention: RetentionSettings::default(),
             ip_limits: IpLimits::default(),
+            connections: Connections::default(),
             log_format: LogFormat::Text,
             record_backlog: crate::server::record::MAX_UNRECORDED,
         }

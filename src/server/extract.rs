@@ -1,8 +1,8 @@
 //! Request extractors whose rejections are the service's one JSON error shape ([`ApiError`]) instead of
 //! axum's plain-text bodies: [`Query`] (400 `invalid_query`), [`Path`] (400 `invalid_path`) and
-//! [`RawBody`] (413 `body_too_large`, 400 `unreadable_body`). Every path parameter is also an identifier
-//! ([`check_id`]: 1 to 512 bytes, no NUL; else 422 naming it). Handlers import these in place of
-//! `axum::extract::{Query, Path}`, so a malformed query string or path segment answers like every other
+//! [`RawBody`] (413 `body_too_large`, 408 `body_timeout`, 400 `unreadable_body`). Every path parameter is
+//! also an identifier ([`check_id`]: 1 to 512 bytes, no NUL; else 422 naming it). Handlers import these in
+//! place of `axum::extract::{Query, Path}`, so a malformed query string or path segment answers like every other
 //! failure. Strict JSON bodies are [`super::body::JsonBody`].
 
 use axum::body::Bytes;
@@ -89,8 +89,27 @@ impl From<PathRejection> for ApiError {
     }
 }
 
+/// True when `e` or one of its sources is the connection's body deadline.
+fn timed_out(e: &(dyn std::error::Error + 'static)) -> bool {
+    let mut at = Some(e);
+    while let Some(err) = at {
+        if err.is::<super::conn_io::BodyTimedOut>() {
+            return true;
+        }
+        at = err.source();
+    }
+    false
+}
+
 impl From<BytesRejection> for ApiError {
     fn from(e: BytesRejection) -> Self {
+        if timed_out(&e) {
+            return ApiError::new(
+                StatusCode::REQUEST_TIMEOUT,
+                "body_timeout",
+                "the request body did not arrive within the body read timeout",
+            );
+        }
         let code = if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
             "body_too_large"
         } else {

@@ -129,6 +129,47 @@ pub struct RetentionFile {
     pub interval: Option<HumanDuration>,
 }
 
+/// The `[connections]` table: the listener's timeouts and connection bounds.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConnectionsFile {
+    /// From the first byte of a request head to its end (default `30s`).
+    #[serde(default)]
+    pub header_read_timeout: Option<HumanDuration>,
+    /// From a request head to the end of its body (default `60s`).
+    #[serde(default)]
+    pub body_read_timeout: Option<HumanDuration>,
+    /// How long a connection may wait for its next request (default `120s`).
+    #[serde(default)]
+    pub idle_timeout: Option<HumanDuration>,
+    /// Connections open at once (default 4096).
+    #[serde(default)]
+    pub max_connections: Option<usize>,
+    /// Connections open at once from one client IP (default 256).
+    #[serde(default)]
+    pub max_connections_per_ip: Option<usize>,
+}
+
+impl ConnectionsFile {
+    fn apply(self, c: &mut super::connections::Connections) {
+        if let Some(v) = self.header_read_timeout {
+            c.header_read_timeout = v.0;
+        }
+        if let Some(v) = self.body_read_timeout {
+            c.body_read_timeout = v.0;
+        }
+        if let Some(v) = self.idle_timeout {
+            c.idle_timeout = v.0;
+        }
+        if let Some(v) = self.max_connections {
+            c.max_connections = v;
+        }
+        if let Some(v) = self.max_connections_per_ip {
+            c.max_connections_per_ip = v;
+        }
+    }
+}
+
 /// The whole file. Every key is optional; what is absent keeps its default (or the flag's value).
 #[derive(Debug, Clone, PartialEq, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -178,6 +219,9 @@ pub struct FileConfig {
     /// The per-client-IP limit of unauthenticated requests (`[ip_limits]`).
     #[serde(default)]
     pub ip_limits: Option<IpLimits>,
+    /// The listener's timeouts and connection bounds (`[connections]`).
+    #[serde(default)]
+    pub connections: Option<ConnectionsFile>,
     /// Log lines as `text` (default) or `json`.
     #[serde(default)]
     pub log_format: Option<LogFormat>,
@@ -243,6 +287,9 @@ impl FileConfig {
         if let Some(v) = self.ip_limits {
             v.validate().map_err(|m| invalid("ip_limits", m))?;
             base.ip_limits = v;
+        }
+        if let Some(v) = self.connections {
+            v.apply(&mut base.connections);
         }
         if let Some(v) = self.log_format {
             base.log_format = v;

@@ -8,6 +8,8 @@
 //! | `auth` | tenants, hashed API keys, the [`Tenant`] extractor and the `/v1` guard (401, rate limit) |
 //! | `limits` | per-tenant limits: concurrent runs and request rate (429 + `Retry-After`) |
 //! | `ip_limits` | per-client-IP request rate of unauthenticated traffic, in a bounded table |
+//! | `connections` | connection limits (timeouts, global and per-IP bounds) and the table enforcing them |
+//! | `listen`, `conn_io` | the accept loop (back-off on fd exhaustion) and each connection's timeouts |
 //! | `retention` | the background task that applies the event-log retention policy |
 //! | `recovery` | crash recovery: a dead process's runs end `interrupted`, their approvals and threads freed |
 //! | `agents` | building agents from specs and discovering CLIs (adding a provider = one match arm) |
@@ -36,6 +38,8 @@ mod agui;
 pub mod auth;
 mod body;
 pub mod config;
+mod conn_io;
+pub mod connections;
 pub mod declared;
 pub mod error;
 mod extract;
@@ -43,6 +47,7 @@ pub mod file;
 mod inspect;
 pub mod ip_limits;
 pub mod limits;
+mod listen;
 pub mod openapi;
 mod paths;
 pub mod playground;
@@ -80,6 +85,8 @@ use tower_http::trace::TraceLayer;
 pub use agents::{AgentEntry, AgentError, Agents};
 pub use auth::{AuthConfigError, Tenant, TenantSpec};
 pub use config::{AgentSpec, BusyPolicy, ServerConfig};
+pub use conn_io::BodyTimedOut;
+pub use connections::{ConnectionTable, Connections};
 pub use error::ApiError;
 pub use file::{ConfigError, FileConfig};
 pub use ip_limits::IpLimits;
@@ -152,6 +159,8 @@ pub struct AppState {
     pub ip_limits: IpLimiter,
     /// What the retention task did.
     pub retention: Arc<RetentionMetrics>,
+    /// The open connections, against the connection limits.
+    pub connections: Arc<ConnectionTable>,
 }
 
 impl std::fmt::Debug for AppState {
@@ -435,6 +444,7 @@ impl Server {
         })?;
         let declared = DeclaredThreads::new(store.clone());
         let config_ip_limits = config.ip_limits;
+        let config_connections = config.connections;
         let runs = Arc::new(RunRegistry::new(config.record_backlog));
         let state = Arc::new(AppState {
             config,
@@ -448,6 +458,7 @@ impl Server {
             limits,
             ip_limits: IpLimiter::new(config_ip_limits),
             retention: Arc::new(RetentionMetrics::default()),
+            connections: Arc::new(ConnectionTable::new(&config_connections)),
         });
         let retention = retention::spawn(
             state.store.clone(),
@@ -457,11 +468,13 @@ impl Server {
         );
         let app = router(state.clone());
         let token = state.shutdown.clone();
-        let task = tokio::spawn(async move {
-            axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>())
-                .with_graceful_shutdown(token.cancelled_owned())
-                .await
-        });
+        let task = tokio::spawn(listen::serve(
+            listener,
+            app,
+            state.config.connections,
+            state.connections.clone(),
+            token,
+        ));
         Ok(RunningServer {
             addr,
             state,

@@ -228,6 +228,10 @@ pub const MAX_RETENTION_INTERVAL: Duration = Duration::from_secs(30 * 86_400);
 pub const MAX_BODY_LIMIT: u64 = 1 << 30;
 /// The largest record backlog.
 pub const MAX_RECORD_BACKLOG: u64 = 1_000_000;
+/// The longest header, body or idle timeout of a connection.
+pub const MAX_CONNECTION_TIMEOUT: Duration = HOUR;
+/// The largest `connections.max_connections`.
+pub const MAX_CONNECTIONS: u64 = 1_000_000;
 /// The longest delay between the `reference` agent's chunks.
 pub const MAX_REFERENCE_DELAY: Duration = Duration::from_secs(60);
 
@@ -258,6 +262,37 @@ pub fn check_config(config: &ServerConfig) -> Result<(), ConfigRangeError> {
         config.record_backlog as u64,
         1,
         MAX_RECORD_BACKLOG,
+    )?;
+    let c = &config.connections;
+    duration(
+        "connections.header_read_timeout",
+        c.header_read_timeout,
+        MS,
+        MAX_CONNECTION_TIMEOUT,
+    )?;
+    duration(
+        "connections.body_read_timeout",
+        c.body_read_timeout,
+        MS,
+        MAX_CONNECTION_TIMEOUT,
+    )?;
+    duration(
+        "connections.idle_timeout",
+        c.idle_timeout,
+        MS,
+        MAX_CONNECTION_TIMEOUT,
+    )?;
+    count(
+        "connections.max_connections",
+        c.max_connections as u64,
+        1,
+        MAX_CONNECTIONS,
+    )?;
+    count(
+        "connections.max_connections_per_ip",
+        c.max_connections_per_ip as u64,
+        1,
+        c.max_connections as u64,
     )?;
     if let Some(age) = config.retention.max_age {
         duration("retention.max_age", age, MS, MAX_RETENTION_AGE)?;

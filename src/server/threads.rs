@@ -422,7 +422,7 @@ pub async fn metrics(
         pending,
         m.subscribers.load(Ordering::Relaxed),
     );
-    let body = body + &state.retention.render() + &state.ip_limits.render();
+    let body = body + &state.retention.render() + &state.ip_limits.render() + &state.connections.render();
     (
         [(axum::http::header::CONTENT_TYPE, "text/plain; version=0.0.4")],
         body,

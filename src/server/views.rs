@@ -28,13 +28,14 @@ pub struct ErrorBody {
 #[serde(deny_unknown_fields)]
 pub struct ErrorDetail {
     /// The stable machine code: `not_found` (404), `invalid_json` (400), `invalid_request` (422),
-    /// `unsupported_media_type` (415), `body_too_large` (413), `unreadable_body` (400), `thread_busy` (409),
-    /// `thread_exists` (409), `fork_unsupported` (422), `run_refused` (422), `run_finished` (409),
-    /// `run_cancelled` (409), `approval_resolved` (409), `approval_expired` (410), `approval_unavailable` (410),
-    /// `approval_kind_mismatch` (422), `message_unsupported` (422), `messages_disabled` (403),
-    /// `message_too_large` (413), `standby_closed` (410), `unauthorized` (401, `WWW-Authenticate`),
-    /// `rate_limited` (429, `Retry-After`), `too_many_runs` (429, `Retry-After`), `shutting_down` (503,
-    /// `Retry-After`), `store_unavailable` (503, `Retry-After`), `store_error` (500).
+    /// `unsupported_media_type` (415), `body_too_large` (413), `body_timeout` (408), `unreadable_body`
+    /// (400), `thread_busy` (409), `thread_exists` (409), `fork_unsupported` (422), `run_refused` (422),
+    /// `run_finished` (409), `run_cancelled` (409), `approval_resolved` (409), `approval_expired` (410),
+    /// `approval_unavailable` (410), `approval_kind_mismatch` (422), `message_unsupported` (422),
+    /// `messages_disabled` (403), `message_too_large` (413), `standby_closed` (410), `unauthorized` (401,
+    /// `WWW-Authenticate`), `rate_limited` (429, `Retry-After`), `too_many_runs` (429, `Retry-After`),
+    /// `shutting_down` (503, `Retry-After`), `store_unavailable` (503, `Retry-After`), `store_error`
+    /// (500); from the listener, before any route: `too_many_connections` (503, `Retry-After`).
     pub code: String,
     /// A human-readable message.
     pub message: String,

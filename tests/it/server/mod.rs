@@ -1,13 +1,15 @@
 //! The HTTP/SSE/AG-UI service, in process on port 0 with the reference driver: AG-UI streams, runs and
 //! their SSE replay, approvals, messages, errors, shutdown, the `serve` command line and its TOML file,
-//! tenants and API keys, per-tenant and per-IP limits, the retention task, JSON errors for every rejection,
-//! JSON logs with request and run spans, durable thread declarations, recording off the live path (a
-//! stalled or dead store), the inspect route (also on the real Claude CLI), and the Docker files.
+//! tenants and API keys, per-tenant and per-IP limits, connection limits and timeouts, the retention
+//! task, JSON errors for every rejection, JSON logs with request and run spans, durable thread
+//! declarations, recording off the live path (a stalled or dead store), the inspect route (also on the
+//! real Claude CLI), and the Docker files.
 
 mod agui;
 mod approvals;
 mod cli;
 mod config_file;
+mod connections;
 mod cors;
 mod docker;
 mod durable;
