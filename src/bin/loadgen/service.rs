@@ -108,6 +108,9 @@ impl Service {
             .arg("serve")
             .arg("--config")
             .arg(&config_path)
+            // Every load connection comes from 127.0.0.1: lift the per-IP and global connection bounds
+            // (defaults 256 and 4,096) above what the largest scenario opens (10,000 subscribers).
+            .args(["--max-connections", "20000", "--max-connections-per-ip", "20000"])
             .args(["--bind", "127.0.0.1:0", "--data-dir"])
             .arg(dir.join("data"));
         if let Some(store) = &bins.store {
