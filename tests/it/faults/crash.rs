@@ -10,7 +10,6 @@ use std::time::Duration;
 
 use agent_adaptor::store::{self, ThreadStore};
 use serde_json::{Value, json};
-use sqlx::{AssertSqlSafe, Connection, PgConnection};
 
 use crate::server::{all_frames, client, finished_state, get_json, listening_url, run_id, start_run};
 
@@ -155,29 +154,8 @@ async fn crash_sqlite_runs_of_a_killed_server_end_interrupted_at_restart() {
 
 #[tokio::test]
 async fn crash_postgres_runs_of_a_killed_replica_end_interrupted_when_it_restarts() {
-    let Ok(admin) = std::env::var("DATABASE_URL") else {
-        eprintln!("SKIPPED: crash_postgres: DATABASE_URL is not set");
-        return;
-    };
-    let db = format!("aa_crash_{}", uuid::Uuid::new_v4().simple());
-    let mut conn = PgConnection::connect(&admin).await.expect("connect");
-    sqlx::query(AssertSqlSafe(format!("CREATE DATABASE \"{db}\"")))
-        .execute(&mut conn)
-        .await
-        .unwrap();
-    let base = admin.rsplit_once('/').map(|(b, _)| b).unwrap_or(&admin);
-    let url = format!("{base}/{db}");
-    let outcome = futures::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(crash_and_restart(
-        &url,
-        Some("replica-crash-test"),
-    )))
+    super::with_scratch_database("crash_postgres", "aa_crash", |url| async move {
+        crash_and_restart(&url, Some("replica-crash-test")).await;
+    })
     .await;
-    let _ = sqlx::query(AssertSqlSafe(format!(
-        "DROP DATABASE IF EXISTS \"{db}\" WITH (FORCE)"
-    )))
-    .execute(&mut conn)
-    .await;
-    if let Err(panic) = outcome {
-        std::panic::resume_unwind(panic);
-    }
 }

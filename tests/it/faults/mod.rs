@@ -9,3 +9,35 @@ mod nul;
 mod panics;
 mod store_errors;
 mod tripwire;
+
+/// Runs `body` with the URL of a Postgres database created for it from `DATABASE_URL` and dropped
+/// afterwards, also when `body` panics (the panic is resumed after the drop). Without `DATABASE_URL` it
+/// prints `SKIPPED: <test>` and returns.
+pub(crate) async fn with_scratch_database<F, Fut>(test: &str, prefix: &str, body: F)
+where
+    F: FnOnce(String) -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
+    use sqlx::{AssertSqlSafe, Connection, PgConnection};
+    let Ok(admin) = std::env::var("DATABASE_URL") else {
+        eprintln!("SKIPPED: {test}: DATABASE_URL is not set");
+        return;
+    };
+    let db = format!("{prefix}_{}", uuid::Uuid::new_v4().simple());
+    let mut conn = PgConnection::connect(&admin).await.expect("connect");
+    sqlx::query(AssertSqlSafe(format!("CREATE DATABASE \"{db}\"")))
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    let base = admin.rsplit_once('/').map(|(b, _)| b).unwrap_or(&admin);
+    let outcome =
+        futures::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(body(format!("{base}/{db}")))).await;
+    let _ = sqlx::query(AssertSqlSafe(format!(
+        "DROP DATABASE IF EXISTS \"{db}\" WITH (FORCE)"
+    )))
+    .execute(&mut conn)
+    .await;
+    if let Err(panic) = outcome {
+        std::panic::resume_unwind(panic);
+    }
+}

@@ -5,7 +5,6 @@
 
 use agent_adaptor::store::{self, RunState};
 use serde_json::json;
-use sqlx::{AssertSqlSafe, Connection, PgConnection};
 
 use crate::server::{client, error_code, finished_state, post_json, run_id, start_run, start_with};
 
@@ -78,25 +77,5 @@ async fn nul_and_long_ids_are_refused_and_nul_payloads_stored_on_sqlite() {
 
 #[tokio::test]
 async fn nul_and_long_ids_are_refused_and_nul_payloads_stored_on_postgres() {
-    let Ok(admin) = std::env::var("DATABASE_URL") else {
-        eprintln!("SKIPPED: nul_postgres: DATABASE_URL is not set");
-        return;
-    };
-    let db = format!("aa_nul_{}", uuid::Uuid::new_v4().simple());
-    let mut conn = PgConnection::connect(&admin).await.expect("connect");
-    sqlx::query(AssertSqlSafe(format!("CREATE DATABASE \"{db}\"")))
-        .execute(&mut conn)
-        .await
-        .unwrap();
-    let base = admin.rsplit_once('/').map(|(b, _)| b).unwrap_or(&admin);
-    let url = format!("{base}/{db}");
-    let outcome = futures::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(story(&url))).await;
-    let _ = sqlx::query(AssertSqlSafe(format!(
-        "DROP DATABASE IF EXISTS \"{db}\" WITH (FORCE)"
-    )))
-    .execute(&mut conn)
-    .await;
-    if let Err(panic) = outcome {
-        std::panic::resume_unwind(panic);
-    }
+    super::with_scratch_database("nul_postgres", "aa_nul", |url| async move { story(&url).await }).await;
 }

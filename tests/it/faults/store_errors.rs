@@ -3,7 +3,7 @@
 //! lookup answers 500 `store_error` whose body names no table, SQL or database message.
 
 use serde_json::Value;
-use sqlx::{AssertSqlSafe, Connection, PgConnection, SqliteConnection};
+use sqlx::{Connection, PgConnection, SqliteConnection};
 
 use crate::server::{get, start_with};
 
@@ -43,29 +43,12 @@ async fn store_errors_reach_clients_as_a_code_and_an_id_on_sqlite() {
 
 #[tokio::test]
 async fn store_errors_reach_clients_as_a_code_and_an_id_on_postgres() {
-    let Ok(admin) = std::env::var("DATABASE_URL") else {
-        eprintln!("SKIPPED: store_errors_postgres: DATABASE_URL is not set");
-        return;
-    };
-    let db = format!("aa_err_{}", uuid::Uuid::new_v4().simple());
-    let mut conn = PgConnection::connect(&admin).await.expect("connect");
-    sqlx::query(AssertSqlSafe(format!("CREATE DATABASE \"{db}\"")))
-        .execute(&mut conn)
-        .await
-        .unwrap();
-    let base = admin.rsplit_once('/').map(|(b, _)| b).unwrap_or(&admin);
-    let url = format!("{base}/{db}");
-    let drop = async {
-        let mut c = PgConnection::connect(&url).await.unwrap();
-        sqlx::query("DROP TABLE runs").execute(&mut c).await.unwrap();
-    };
-    let outcome = futures::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(story(&url, drop))).await;
-    let _ = sqlx::query(AssertSqlSafe(format!(
-        "DROP DATABASE IF EXISTS \"{db}\" WITH (FORCE)"
-    )))
-    .execute(&mut conn)
+    super::with_scratch_database("store_errors_postgres", "aa_err", |url| async move {
+        let drop = async {
+            let mut c = PgConnection::connect(&url).await.unwrap();
+            sqlx::query("DROP TABLE runs").execute(&mut c).await.unwrap();
+        };
+        story(&url, drop).await;
+    })
     .await;
-    if let Err(panic) = outcome {
-        std::panic::resume_unwind(panic);
-    }
 }
