@@ -4,7 +4,9 @@
 //! the built-in `reference` agent plus one agent per supported CLI found on `PATH`. It prints exactly one
 //! line to stdout, `agent-adaptor listening on http://<addr>`; everything else goes to stderr. `--config`
 //! (or `AGENT_ADAPTOR_CONFIG`) reads a TOML file ([`FileConfig`](agent_adaptor::server::FileConfig)); flags override it. SIGINT or
-//! SIGTERM shut it down gracefully; the exit code is 0 for a clean shutdown, 1 otherwise.
+//! SIGTERM shut it down gracefully; the exit code is 0 for a clean shutdown, 1 otherwise. SIGHUP re-reads
+//! the configuration (file and environment) and replaces the tenants, their keys and their limits without
+//! dropping a connection; a configuration that does not load leaves the running one in place.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -207,6 +209,44 @@ fn terminate() -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>
     }
 }
 
+/// Installs the SIGHUP handler now, before the listening line (like [`terminate`]): a supervisor that
+/// sends SIGHUP right after that line must not kill the process with the signal's default action.
+#[cfg(unix)]
+fn hangups() -> Option<tokio::signal::unix::Signal> {
+    use tokio::signal::unix::{SignalKind, signal};
+    signal(SignalKind::hangup()).ok()
+}
+
+/// Reloads the tenants from `args`' configuration on every SIGHUP, for as long as the service runs.
+#[cfg(unix)]
+fn reload_on_hangup(
+    mut hup: tokio::signal::unix::Signal,
+    args: std::sync::Arc<ServeArgs>,
+    state: std::sync::Arc<agent_adaptor::server::AppState>,
+    json: bool,
+) {
+    tokio::spawn(async move {
+        while hup.recv().await.is_some() {
+            let outcome = config(&args).and_then(|c| {
+                state
+                    .reload_tenants(&c.tenants)
+                    .map(|keys| (c.tenants.len(), keys))
+                    .map_err(|e| e.to_string())
+            });
+            match outcome {
+                Ok((tenants, keys)) => note(
+                    json,
+                    &format!("SIGHUP: reloaded {tenants} tenant(s), {keys} key(s)"),
+                ),
+                Err(e) if json => {
+                    tracing::error!(error = %e, "SIGHUP: reload refused, the running tenants stay")
+                }
+                Err(e) => eprintln!("agent-adaptor: SIGHUP: reload refused, the running tenants stay: {e}"),
+            }
+        }
+    });
+}
+
 /// Runs the service until a signal.
 pub async fn serve(args: ServeArgs) -> ExitCode {
     let config = match config(&args) {
@@ -219,6 +259,8 @@ pub async fn serve(args: ServeArgs) -> ExitCode {
     let json = config.log_format == LogFormat::Json;
     telemetry::init(config.log_format);
     let stop = terminate();
+    #[cfg(unix)]
+    let hup = hangups();
     let store_url = config.store_url.clone();
     let tenants = config.tenants.len();
     let server = match Server::start(config).await {
@@ -238,6 +280,10 @@ pub async fn serve(args: ServeArgs) -> ExitCode {
         .iter()
         .map(|a| format!("{} ({})", a.name, a.provider))
         .collect();
+    #[cfg(unix)]
+    if let Some(hup) = hup {
+        reload_on_hangup(hup, std::sync::Arc::new(args), server.state().clone(), json);
+    }
     println!("agent-adaptor listening on {}", server.url());
     note(json, &format!("store {}", redact_url(&store_url)));
     note(json, &format!("agents {}", agents.join(", ")));

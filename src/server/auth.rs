@@ -15,7 +15,7 @@
 
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError, RwLock};
 
 use axum::extract::{ConnectInfo, FromRequestParts, Request, State};
 use axum::http::HeaderMap;
@@ -115,12 +115,22 @@ pub enum AuthConfigError {
         /// The tenant.
         tenant: String,
     },
+    /// A reload would leave no key configured (it would turn authentication off).
+    #[error(
+        "the new configuration has no API keys: a reload never turns authentication off (restart to do that)"
+    )]
+    WouldDisable,
 }
 
-/// The key table: every configured key hash and the tenant it resolves to.
+/// One key hash and the tenant it resolves to.
+type KeyEntry = (KeyHash, Arc<str>);
+
+/// The key table: every configured key hash and the tenant it resolves to. It can be replaced as a
+/// whole while the service runs ([`Auth::replace`], on SIGHUP): a request sees the old table or the new
+/// one, never a mix.
 #[derive(Debug, Default)]
 pub struct Auth {
-    keys: Vec<(KeyHash, Arc<str>)>,
+    keys: RwLock<Arc<[KeyEntry]>>,
 }
 
 impl Auth {
@@ -143,12 +153,37 @@ impl Auth {
                 keys.push((k.clone(), name.clone()));
             }
         }
-        Ok(Auth { keys })
+        Ok(Auth {
+            keys: RwLock::new(keys.into()),
+        })
+    }
+
+    fn table(&self) -> Arc<[KeyEntry]> {
+        // Nothing panics while holding the lock; recover the table if something ever did.
+        self.keys.read().unwrap_or_else(PoisonError::into_inner).clone()
     }
 
     /// True when at least one key is configured (otherwise: dev mode).
     pub fn enabled(&self) -> bool {
-        !self.keys.is_empty()
+        !self.table().is_empty()
+    }
+
+    /// How many keys are configured.
+    pub fn key_count(&self) -> usize {
+        self.table().len()
+    }
+
+    /// Replaces the whole table by `next`'s (a reload of the tenants and their keys). Refuses to turn
+    /// authentication off: a service started with keys keeps requiring one until it restarts, so a
+    /// half-written configuration file can never open it.
+    pub fn replace(&self, next: Auth) -> Result<(), AuthConfigError> {
+        let next = next.table();
+        let mut keys = self.keys.write().unwrap_or_else(PoisonError::into_inner);
+        if !keys.is_empty() && next.is_empty() {
+            return Err(AuthConfigError::WouldDisable);
+        }
+        *keys = next;
+        Ok(())
     }
 
     /// The tenant of a request with `headers`.
@@ -163,8 +198,9 @@ impl Auth {
             ));
         };
         let hash = KeyHash::of(key);
+        let table = self.table();
         let mut found: Option<&Arc<str>> = None;
-        for (h, tenant) in &self.keys {
+        for (h, tenant) in table.iter() {
             // Compare with every key; remember a match without leaving the loop.
             if h.ct_eq(&hash) {
                 found = Some(tenant);

@@ -8,7 +8,7 @@
 //! run's log budget ([`RunBudget`]: `max_run_events`, `max_run_log_bytes`), which the pump charges.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
@@ -81,7 +81,7 @@ struct Bucket {
 #[derive(Debug, Default)]
 pub struct Limiter {
     defaults: Limits,
-    per_tenant: HashMap<String, Limits>,
+    per_tenant: RwLock<HashMap<String, Limits>>,
     buckets: Mutex<HashMap<String, Bucket>>,
     active: Mutex<HashMap<String, u32>>,
 }
@@ -91,17 +91,33 @@ impl Limiter {
     pub fn new(defaults: Limits, tenants: &[TenantSpec]) -> Self {
         Limiter {
             defaults,
-            per_tenant: tenants
-                .iter()
-                .map(|t| (t.name.clone(), defaults.overlay(&t.limits)))
-                .collect(),
+            per_tenant: RwLock::new(Self::overlays(defaults, tenants)),
             ..Default::default()
         }
     }
 
+    fn overlays(defaults: Limits, tenants: &[TenantSpec]) -> HashMap<String, Limits> {
+        tenants
+            .iter()
+            .map(|t| (t.name.clone(), defaults.overlay(&t.limits)))
+            .collect()
+    }
+
+    /// Replaces the per-tenant overrides (a reload). Buckets and active-run counts are kept: a tenant
+    /// that stays keeps its place, and a removed tenant's running runs still release their slots.
+    pub fn set_tenants(&self, tenants: &[TenantSpec]) {
+        let next = Self::overlays(self.defaults, tenants);
+        *self.per_tenant.write().unwrap_or_else(|p| p.into_inner()) = next;
+    }
+
     /// The limits of `tenant`.
     pub fn limits_of(&self, tenant: &str) -> Limits {
-        self.per_tenant.get(tenant).copied().unwrap_or(self.defaults)
+        self.per_tenant
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(tenant)
+            .copied()
+            .unwrap_or(self.defaults)
     }
 
     /// Takes one request token of `tenant`; `429 rate_limited` with the seconds until the next token.

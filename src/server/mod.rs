@@ -169,6 +169,27 @@ impl std::fmt::Debug for AppState {
     }
 }
 
+impl AppState {
+    /// Replaces the tenants, their API keys and their limits while serving (what SIGHUP does in
+    /// `agent-adaptor serve`): new requests authenticate against the new table; open connections, SSE
+    /// streams and running runs go on. Refused — the old table stays — when the tenants are invalid,
+    /// when a limit is out of range, or when the new set has no key (a reload never turns
+    /// authentication off). Only the tenants are reloaded; every other setting needs a restart.
+    /// Returns how many keys the new table holds.
+    pub fn reload_tenants(&self, tenants: &[TenantSpec]) -> Result<usize, ServerError> {
+        let next = Auth::new(tenants).map_err(|e| ServerError::Config(e.to_string()))?;
+        for t in tenants {
+            t.limits.validate().map_err(ServerError::Config)?;
+        }
+        let keys = next.key_count();
+        self.auth
+            .replace(next)
+            .map_err(|e| ServerError::Config(e.to_string()))?;
+        self.limits.set_tenants(tenants);
+        Ok(keys)
+    }
+}
+
 /// The service entry point.
 #[derive(Debug)]
 pub struct Server;
@@ -528,6 +549,12 @@ impl RunningServer {
                 "connections did not close in time",
             ))),
         }
+    }
+
+    /// Replaces the tenants, their keys and their limits while serving; see
+    /// [`AppState::reload_tenants`].
+    pub fn reload_tenants(&self, tenants: &[TenantSpec]) -> Result<usize, ServerError> {
+        self.state.reload_tenants(tenants)
     }
 
     /// Serves until `signal` resolves, then shuts down gracefully.

@@ -23,6 +23,7 @@ mod playground;
 mod readme;
 mod recording;
 mod rejections;
+mod reload;
 mod resources;
 mod retention;
 mod runs;
