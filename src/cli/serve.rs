@@ -14,7 +14,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use agent_adaptor::server::file::parse_duration;
-use agent_adaptor::server::{BusyPolicy, LogFormat, Server, ServerConfig, telemetry};
+use agent_adaptor::server::{BusyPolicy, LogFormat, Server, ServerConfig, TrustedProxies, telemetry};
 use clap::Args;
 
 /// Arguments of `serve`. Flags (and their environment variables) override the `--config` file, which
@@ -76,6 +76,14 @@ pub struct ServeArgs {
     /// Connections open at once from one client IP (default 256).
     #[arg(long, env = "AGENT_ADAPTOR_MAX_CONNECTIONS_PER_IP")]
     max_connections_per_ip: Option<usize>,
+    /// A proxy whose `X-Forwarded-For` names the client, as an address or CIDR range (repeatable;
+    /// default none: the header is ignored).
+    #[arg(
+        long = "trusted-proxy",
+        env = "AGENT_ADAPTOR_TRUSTED_PROXIES",
+        value_delimiter = ','
+    )]
+    trusted_proxies: Vec<String>,
     /// Log lines on stderr as `text` (default) or `json`; `RUST_LOG` filters them (default `info`).
     #[arg(long, env = "AGENT_ADAPTOR_LOG_FORMAT", value_parser = ["text", "json"])]
     log_format: Option<String>,
@@ -163,6 +171,10 @@ fn config(args: &ServeArgs) -> Result<ServerConfig, String> {
     }
     if let Some(n) = args.max_connections_per_ip {
         c.max_connections_per_ip = n;
+    }
+    if !args.trusted_proxies.is_empty() {
+        config.trusted_proxies =
+            TrustedProxies::parse(&args.trusted_proxies).map_err(|e| format!("--trusted-proxy: {e}"))?;
     }
     if let Some(f) = args.log_format.as_deref() {
         config.log_format = f.parse::<LogFormat>()?;

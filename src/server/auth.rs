@@ -260,10 +260,14 @@ impl FromRequestParts<Arc<AppState>> for Tenant {
 /// [`Tenant`] to the handler.
 pub async fn guard(State(state): State<Arc<AppState>>, mut req: Request, next: Next) -> Response {
     // Unauthenticated traffic (dev mode, or a failed authentication) is limited per client address.
+    // Behind a trusted proxy the client is the one `X-Forwarded-For` names (`super::proxies`).
     let client = req
         .extensions()
         .get::<ConnectInfo<SocketAddr>>()
-        .map(|c| c.0.ip());
+        .map(|c| state.config.trusted_proxies.client_ip(c.0.ip(), req.headers()));
+    if let Some(ip) = client {
+        super::telemetry::record_client(ip);
+    }
     let by_ip = |state: &AppState| match client {
         Some(ip) => state.ip_limits.admit(ip),
         None => Ok(()),

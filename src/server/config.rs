@@ -11,6 +11,7 @@ use super::auth::TenantSpec;
 use super::connections::Connections;
 use super::ip_limits::IpLimits;
 use super::limits::Limits;
+use super::proxies::TrustedProxies;
 use super::resources::RequestGrants;
 use super::retention::RetentionSettings;
 use super::telemetry::LogFormat;
@@ -157,6 +158,8 @@ pub struct ServerConfig {
     pub ip_limits: IpLimits,
     /// The listener's connection limits: header, body and idle timeouts, global and per-IP bounds.
     pub connections: Connections,
+    /// The peers whose `X-Forwarded-For` names the client (none by default).
+    pub trusted_proxies: TrustedProxies,
     /// How `serve` writes its logs (the library never installs a subscriber itself).
     pub log_format: LogFormat,
     /// How many of a run's events may be published live before the store committed them; beyond this
@@ -185,6 +188,7 @@ impl Default for ServerConfig {
             retention: RetentionSettings::default(),
             ip_limits: IpLimits::default(),
             connections: Connections::default(),
+            trusted_proxies: TrustedProxies::default(),
             log_format: LogFormat::Text,
             record_backlog: crate::server::record::MAX_UNRECORDED,
         }

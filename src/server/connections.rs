@@ -9,6 +9,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use super::proxies::TrustedProxies;
+
 /// The default time a client has to send a complete request head once its first byte arrived.
 pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
 /// The default time a client has to send a whole request body, from the request head on.
@@ -69,6 +71,7 @@ struct Open {
 pub struct ConnectionTable {
     max: usize,
     max_per_ip: usize,
+    exempt: TrustedProxies,
     open: Mutex<Open>,
     refused: AtomicU64,
     timed_out: AtomicU64,
@@ -80,10 +83,18 @@ impl ConnectionTable {
         ConnectionTable {
             max: limits.max_connections.max(1),
             max_per_ip: limits.max_connections_per_ip.max(1),
+            exempt: TrustedProxies::default(),
             open: Mutex::new(Open::default()),
             refused: AtomicU64::new(0),
             timed_out: AtomicU64::new(0),
         }
+    }
+
+    /// Exempts the trusted proxies from the per-IP bound (each carries many clients); they still count
+    /// against the global bound.
+    pub fn exempting(mut self, proxies: TrustedProxies) -> Self {
+        self.exempt = proxies;
+        self
     }
 
     /// Admits one more connection from `ip`, or says which bound it is past (counted).
@@ -92,7 +103,7 @@ impl ConnectionTable {
         let from_ip = open.per_ip.get(&ip).copied().unwrap_or(0);
         let refusal = if open.total >= self.max {
             Some(Refusal::Global)
-        } else if from_ip >= self.max_per_ip {
+        } else if from_ip >= self.max_per_ip && !self.exempt.trusts(ip) {
             Some(Refusal::PerIp)
         } else {
             None

@@ -170,6 +170,15 @@ impl ConnectionsFile {
     }
 }
 
+/// The `[proxies]` table: the peers whose `X-Forwarded-For` names the client.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProxiesFile {
+    /// Addresses and CIDR ranges (`10.0.0.0/8`) of the trusted proxies.
+    #[serde(default)]
+    pub trusted: Vec<String>,
+}
+
 /// The whole file. Every key is optional; what is absent keeps its default (or the flag's value).
 #[derive(Debug, Clone, PartialEq, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -222,6 +231,9 @@ pub struct FileConfig {
     /// The listener's timeouts and connection bounds (`[connections]`).
     #[serde(default)]
     pub connections: Option<ConnectionsFile>,
+    /// The trusted proxies (`[proxies]`).
+    #[serde(default)]
+    pub proxies: Option<ProxiesFile>,
     /// Log lines as `text` (default) or `json`.
     #[serde(default)]
     pub log_format: Option<LogFormat>,
@@ -290,6 +302,10 @@ impl FileConfig {
         }
         if let Some(v) = self.connections {
             v.apply(&mut base.connections);
+        }
+        if let Some(v) = self.proxies {
+            base.trusted_proxies = super::proxies::TrustedProxies::parse(&v.trusted)
+                .map_err(|e| invalid("proxies.trusted", e.to_string()))?;
         }
         if let Some(v) = self.log_format {
             base.log_format = v;

@@ -8,6 +8,7 @@
 //! | `auth` | tenants, hashed API keys, the [`Tenant`] extractor and the `/v1` guard (401, rate limit) |
 //! | `limits` | per-tenant limits: concurrent runs and request rate (429 + `Retry-After`) |
 //! | `ip_limits` | per-client-IP request rate of unauthenticated traffic, in a bounded table |
+//! | `proxies` | trusted proxies: the client address from `X-Forwarded-For`, only from configured peers |
 //! | `connections` | connection limits (timeouts, global and per-IP bounds) and the table enforcing them |
 //! | `listen`, `conn_io` | the accept loop (back-off on fd exhaustion) and each connection's timeouts |
 //! | `retention` | the background task that applies the event-log retention policy |
@@ -51,6 +52,7 @@ mod listen;
 pub mod openapi;
 mod paths;
 pub mod playground;
+pub mod proxies;
 pub mod ranges;
 mod record;
 pub mod recovery;
@@ -91,6 +93,7 @@ pub use error::ApiError;
 pub use file::{ConfigError, FileConfig};
 pub use ip_limits::IpLimits;
 pub use limits::Limits;
+pub use proxies::TrustedProxies;
 pub use retention::RetentionSettings;
 pub use telemetry::LogFormat;
 
@@ -466,6 +469,7 @@ impl Server {
         let declared = DeclaredThreads::new(store.clone());
         let config_ip_limits = config.ip_limits;
         let config_connections = config.connections;
+        let config_proxies = config.trusted_proxies.clone();
         let runs = Arc::new(RunRegistry::new(config.record_backlog));
         let state = Arc::new(AppState {
             config,
@@ -479,7 +483,7 @@ impl Server {
             limits,
             ip_limits: IpLimiter::new(config_ip_limits),
             retention: Arc::new(RetentionMetrics::default()),
-            connections: Arc::new(ConnectionTable::new(&config_connections)),
+            connections: Arc::new(ConnectionTable::new(&config_connections).exempting(config_proxies)),
         });
         let retention = retention::spawn(
             state.store.clone(),

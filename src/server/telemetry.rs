@@ -82,7 +82,7 @@ pub fn colour(stderr_is_terminal: bool, no_color: Option<&std::ffi::OsStr>) -> b
 }
 
 /// The `request` span of one HTTP request: method and matched route template (`/v1/runs/{run_id}`, not the
-/// path, so ids and keys stay out of the span name); `tenant`, `status` and `latency_ms` are recorded
+/// path, so ids and keys stay out of the span name); `tenant`, `client_ip`, `status` and `latency_ms` are recorded
 /// later (by the auth guard and [`on_response`]).
 pub fn make_span(req: &Request<Body>) -> Span {
     let route = req
@@ -100,6 +100,7 @@ pub fn make_span(req: &Request<Body>) -> Span {
         route,
         request_id,
         tenant = Empty,
+        client_ip = Empty,
         status = Empty,
         latency_ms = Empty,
     )
@@ -112,6 +113,12 @@ pub fn on_response(res: &Response<Body>, latency: Duration, span: &Span) {
     span.record("status", status);
     span.record("latency_ms", latency_ms);
     tracing::info!(status, latency_ms, "response");
+}
+
+/// Records the client address of a request (behind a trusted proxy, the one it forwarded) on the
+/// current (request) span.
+pub fn record_client(ip: std::net::IpAddr) {
+    Span::current().record("client_ip", tracing::field::display(ip));
 }
 
 /// Records the tenant a request acts for on the current (request) span.

@@ -20,6 +20,7 @@ mod limits;
 mod logs;
 mod openapi;
 mod playground;
+mod proxies;
 mod readme;
 mod recording;
 mod rejections;
