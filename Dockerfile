@@ -28,5 +28,8 @@ ENV AGENT_ADAPTOR_CONFIG=/etc/agent-adaptor/serve.toml \
     AGENT_ADAPTOR_DATA_DIR=/home/agent/data \
     AGENT_ADAPTOR_LOG_FORMAT=json
 EXPOSE 8080
+# `health` asks /healthz on the bind address (AGENT_ADAPTOR_BIND, asked on loopback); no curl in the image.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 \
+  CMD ["agent-adaptor", "health"]
 ENTRYPOINT ["tini", "--", "agent-adaptor"]
 CMD ["serve", "--no-discover"]

@@ -1,6 +1,7 @@
 //! Command-line parsing and dispatch.
 
 mod agents;
+mod health;
 mod run;
 mod serve;
 
@@ -32,6 +33,8 @@ enum Command {
     Agents(AgentsArgs),
     /// Run the HTTP/SSE/AG-UI service.
     Serve(serve::ServeArgs),
+    /// Ask a running service whether it is up (exit 0) — a container HEALTHCHECK without curl.
+    Health(health::HealthArgs),
 }
 
 /// Runs the parsed command.
@@ -39,6 +42,7 @@ pub async fn dispatch(cli: Cli) -> ExitCode {
     match cli.command {
         Command::Run(args) => run::run(args).await,
         Command::Serve(args) => serve::serve(args).await,
+        Command::Health(args) => health::health(args).await,
         Command::Agents(args) => {
             let listed = agents::base_config(args.config.as_deref()).and_then(|c| agents::list(&c));
             match listed {

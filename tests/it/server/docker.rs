@@ -149,3 +149,54 @@ fn docker_the_textual_helpers_find_what_they_look_for() {
         ["--no-discover", "--shutdown-grace-secs"]
     );
 }
+
+/// The image has a `HEALTHCHECK`, and the command it runs works with no HTTP client in the image:
+/// `agent-adaptor health` exits 0 against a serving process (on the bind address `AGENT_ADAPTOR_BIND`
+/// names, a wildcard asked on loopback), 1 when nothing answers.
+#[test]
+fn docker_the_healthcheck_command_exists_and_tells_up_from_down() {
+    let dockerfile = read("Dockerfile");
+    let check = dockerfile
+        .lines()
+        .skip_while(|l| !l.starts_with("HEALTHCHECK"))
+        .take(2)
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        check.contains(r#"CMD ["agent-adaptor", "health"]"#),
+        "the Dockerfile has no HEALTHCHECK running `agent-adaptor health`: {check:?}"
+    );
+    let mut serve = super::serve_command().spawn().unwrap();
+    let url = super::listening_url(&mut std::io::BufReader::new(serve.stdout.take().unwrap()));
+    let port = url.rsplit(':').next().unwrap().to_owned();
+    let health = |bind: &str, extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_agent-adaptor"))
+            .arg("health")
+            .args(extra)
+            .env_clear()
+            .env("AGENT_ADAPTOR_BIND", bind)
+            .output()
+            .unwrap()
+    };
+    let up = health(&format!("0.0.0.0:{port}"), &[]);
+    assert_eq!(
+        up.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&up.stderr)
+    );
+    let ready = health("0.0.0.0:1", &["--ready", "--url", &url]);
+    assert_eq!(
+        ready.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&ready.stderr)
+    );
+    super::sigterm(&serve);
+    assert_eq!(serve.wait().unwrap().code(), Some(0));
+    let down = health(&format!("127.0.0.1:{port}"), &["--timeout-secs", "2"]);
+    assert_eq!(down.status.code(), Some(1), "nothing listens any more");
+    assert!(String::from_utf8_lossy(&down.stderr).contains("/healthz"));
+    let bad = health("x", &["--url", "https://example.invalid"]);
+    assert_eq!(bad.status.code(), Some(2));
+}
