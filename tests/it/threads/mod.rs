@@ -5,6 +5,7 @@
 mod compat;
 mod errors;
 pub mod flaky;
+mod keys;
 mod ownership;
 mod receipts;
 mod resume;
