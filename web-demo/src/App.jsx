@@ -2,11 +2,14 @@
 // thread picker that reopens earlier threads (the runtime replays them, the service continues them).
 // `?approvals=interrupt` asks the service for AG-UI interrupts (forwardedProps.approvals): a run waiting
 // for an approval ends with an interrupt that the interrupt card resumes; the default keeps the run
-// streaming and answers through the service's approval route.
-import { CopilotChat, CopilotKit, useAgent } from "@copilotkit/react-core/v2";
+// streaming and answers through the service's approval route. The provider is v2's own
+// `CopilotKitProvider` (not the v1 `CopilotKit` wrapper, which drops a v2 `onError` and so logs every
+// failed run to the console): its `onError` puts a failed run's error into the chat (`RunErrors`).
+import { CopilotChat, CopilotKitProvider, useAgent } from "@copilotkit/react-core/v2";
 import { useCallback, useEffect, useState } from "react";
 
 import { Renderers } from "./Renderers.jsx";
+import { RunErrors, useRunErrors } from "./RunErrors.jsx";
 import { currentThread, listThreads, openThread, rememberThread } from "./threads.js";
 
 function ThreadPicker({ threadId, onPick }) {
@@ -59,11 +62,13 @@ export function App() {
     return () => window.removeEventListener("popstate", onPop);
   }, []);
   const bump = useCallback(() => setVersion((v) => v + 1), []);
+  const [errors, onError, dismiss] = useRunErrors(threadId);
   return (
-    <CopilotKit
+    <CopilotKitProvider
       runtimeUrl="/api/copilotkit"
       showDevConsole={false}
       enableInspector={false}
+      onError={onError}
       properties={approvals ? { approvals } : undefined}
     >
       <div className="app">
@@ -78,10 +83,13 @@ export function App() {
         </header>
         <Renderers approvals={approvals} />
         <main data-testid="chat" data-thread={threadId}>
-          <CopilotChat key={threadId} agentId="default" threadId={threadId} />
+          <div className="chat">
+            <CopilotChat key={threadId} agentId="default" threadId={threadId} />
+          </div>
+          <RunErrors errors={errors} dismiss={dismiss} />
         </main>
         <ThreadMemory threadId={threadId} onChange={bump} />
       </div>
-    </CopilotKit>
+    </CopilotKitProvider>
   );
 }
