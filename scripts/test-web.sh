@@ -2,7 +2,8 @@
 # The Node/browser tier: the AG-UI client conformance suite (tests/agui-node: the real @ag-ui/client
 # 1.0.0 and 0.0.59 against `agent-adaptor serve`) and the web demo's end-to-end test (web-demo/e2e:
 # CopilotKit in Debian's headless chromium, against the `reference` agent and, when the pinned CLI is
-# installed, the real Claude CLI talking to `mock-model-server`). Installs the pinned npm dependencies
+# installed, the real Claude CLI talking to `mock-model-server`), and the OpenAPI lint (tests/openapi-lint:
+# the pinned Redocly CLI on the committed openapi/openapi.json, 0 problems). Installs the pinned npm dependencies
 # (npm ci, no install scripts), installs chromium from apt when it is missing and we are root, builds
 # the binaries, runs both. Exits non-zero on any failure; prints "SKIPPED: <why>" and exits 0 only when
 # node is missing. The real-Claude scenarios print "SKIPPED: <why>" without the CLI, and fail instead
@@ -47,12 +48,16 @@ if [ -z "${AGENT_ADAPTOR_CLAUDE_BIN:-}" ]; then
 fi
 unset AGENT_ADAPTOR_URL
 
-for dir in tests/agui-node web-demo; do
+for dir in tests/agui-node tests/openapi-lint web-demo; do
   echo "== npm ci ($dir)" >&2
   (cd "$root/$dir" && npm ci --ignore-scripts --loglevel=error >&2)
 done
 
 failed=0
+echo "== OpenAPI lint (tests/openapi-lint: Redocly CLI, recommended-strict)"
+(cd "$root/tests/openapi-lint" && REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true \
+  npx --no-install redocly lint --config redocly.yaml "$root/openapi/openapi.json") || failed=1
+
 echo "== AG-UI client conformance (tests/agui-node)"
 (cd "$root/tests/agui-node" && node --test --test-concurrency=1 test/) || failed=1
 

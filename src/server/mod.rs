@@ -49,6 +49,7 @@ mod inspect;
 pub mod ip_limits;
 pub mod limits;
 mod listen;
+mod location;
 pub mod openapi;
 mod paths;
 pub mod playground;

@@ -17,6 +17,8 @@ use utoipa_scalar::{Scalar, Servable};
 use super::views::{ErrorBody, ErrorDetail};
 use super::{agui, inspect, playground, rest, standby, threads};
 
+mod errors;
+mod examples;
 mod names;
 
 use names::Names;
@@ -62,6 +64,7 @@ pub use names::OPERATIONS;
         rest::decide,
     ),
     components(schemas(ErrorBody, ErrorDetail)),
+    servers((url = "/", description = "The service that serves this document (default bind `127.0.0.1:8080`)")),
     modifiers(&Security, &Names),
     tags(
         (name = "health", description = "Liveness, readiness and Prometheus metrics"),
@@ -137,6 +140,10 @@ impl utoipa::Modify for Security {
         ];
         for (path, item) in doc.paths.paths.iter_mut() {
             if !path.starts_with("/v1/") {
+                // Open routes (health, metrics, the playground): an empty requirement says "no key".
+                for op in [&mut item.get, &mut item.post].into_iter().flatten() {
+                    op.security = Some(vec![SecurityRequirement::default()]);
+                }
                 continue;
             }
             let ops = [
@@ -148,6 +155,7 @@ impl utoipa::Modify for Security {
             ];
             for op in ops.into_iter().flatten() {
                 bad_request(op);
+                errors::body_errors(op);
                 op.security = Some(security.clone());
                 op.responses
                     .responses

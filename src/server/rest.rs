@@ -281,11 +281,15 @@ async fn start(
             },
         )
         .await?;
-    Ok((StatusCode::CREATED, Json(run_view(&entry))).into_response())
+    let view = run_view(&entry);
+    Ok(super::location::with(
+        &super::location::run(&view.run_id),
+        (StatusCode::CREATED, Json(view)),
+    ))
 }
 
 /// `POST /v1/agents/{agent}/runs`: a stateless run.
-#[utoipa::path(post, path = "/v1/agents/{agent}/runs", tag = "runs", params(("agent" = String, Path, description = "The agent name")), request_body = StartRunBody, responses((status = 201, description = "The run started", body = crate::server::views::RunView), (status = 400, description = "invalid_json", body = crate::server::views::ErrorBody), (status = 404, description = "Unknown agent, run or thread", body = crate::server::views::ErrorBody), (status = 415, description = "unsupported_media_type", body = crate::server::views::ErrorBody), (status = 422, description = "invalid_request", body = crate::server::views::ErrorBody), (status = 503, description = "shutting_down", body = crate::server::views::ErrorBody)))]
+#[utoipa::path(post, path = "/v1/agents/{agent}/runs", tag = "runs", params(("agent" = String, Path, description = "The agent name")), request_body = StartRunBody, responses((status = 201, description = "The run started", body = crate::server::views::RunView, headers(("Location" = String, description = "The run's path, `/v1/runs/{run_id}`"))), (status = 400, description = "invalid_json", body = crate::server::views::ErrorBody), (status = 404, description = "Unknown agent, run or thread", body = crate::server::views::ErrorBody), (status = 415, description = "unsupported_media_type", body = crate::server::views::ErrorBody), (status = 422, description = "invalid_request", body = crate::server::views::ErrorBody), (status = 503, description = "shutting_down", body = crate::server::views::ErrorBody)))]
 pub async fn start_stateless(
     State(state): State<Arc<AppState>>,
     tenant: Tenant,
@@ -296,7 +300,7 @@ pub async fn start_stateless(
 }
 
 /// `POST /v1/agents/{agent}/threads/{key}/runs`: a run on a thread.
-#[utoipa::path(post, path = "/v1/agents/{agent}/threads/{key}/runs", tag = "runs", params(("agent" = String, Path, description = "The agent name"), ("key" = String, Path, description = "The thread key (1 to 512 bytes)")), request_body = StartRunBody, responses((status = 201, description = "The run started on the thread", body = crate::server::views::RunView), (status = 400, description = "invalid_json", body = crate::server::views::ErrorBody), (status = 404, description = "Unknown agent, run or thread", body = crate::server::views::ErrorBody), (status = 409, description = "thread_busy", body = crate::server::views::ErrorBody), (status = 415, description = "unsupported_media_type", body = crate::server::views::ErrorBody), (status = 422, description = "invalid_request", body = crate::server::views::ErrorBody), (status = 503, description = "shutting_down", body = crate::server::views::ErrorBody)))]
+#[utoipa::path(post, path = "/v1/agents/{agent}/threads/{key}/runs", tag = "runs", params(("agent" = String, Path, description = "The agent name"), ("key" = String, Path, description = "The thread key (1 to 512 bytes)")), request_body = StartRunBody, responses((status = 201, description = "The run started on the thread", body = crate::server::views::RunView, headers(("Location" = String, description = "The run's path, `/v1/runs/{run_id}`"))), (status = 400, description = "invalid_json", body = crate::server::views::ErrorBody), (status = 404, description = "Unknown agent, run or thread", body = crate::server::views::ErrorBody), (status = 409, description = "thread_busy", body = crate::server::views::ErrorBody), (status = 415, description = "unsupported_media_type", body = crate::server::views::ErrorBody), (status = 422, description = "invalid_request", body = crate::server::views::ErrorBody), (status = 503, description = "shutting_down", body = crate::server::views::ErrorBody)))]
 pub async fn start_on_thread(
     State(state): State<Arc<AppState>>,
     tenant: Tenant,

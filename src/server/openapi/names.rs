@@ -233,6 +233,7 @@ impl utoipa::Modify for Names {
             ];
             for (name, op) in ops {
                 let Some(op) = op else { continue };
+                super::examples::add(name, path, op);
                 if let Some((_, _, id, summary, description)) =
                     OPERATIONS.iter().find(|(m, p, ..)| *m == name && p == path)
                 {
