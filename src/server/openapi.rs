@@ -172,7 +172,7 @@ impl utoipa::Modify for Security {
 /// `invalid_query` on those with query parameters, merged into an existing `400` (`invalid_json`).
 fn bad_request(op: &mut utoipa::openapi::path::Operation) {
     use utoipa::openapi::path::ParameterIn;
-    use utoipa::openapi::{ContentBuilder, Ref, RefOr, ResponseBuilder};
+    use utoipa::openapi::RefOr;
 
     let params = op.parameters.as_deref().unwrap_or_default();
     let has = |at: ParameterIn| {
@@ -193,24 +193,7 @@ fn bad_request(op: &mut utoipa::openapi::path::Operation) {
         return;
     }
     let extra = codes.join("; ");
-    match op.responses.responses.get_mut("400") {
-        Some(RefOr::T(existing)) => {
-            existing.description = format!("{}; {extra}", existing.description);
-        }
-        Some(RefOr::Ref(_)) => {}
-        None => {
-            let response = ResponseBuilder::new()
-                .description(extra)
-                .content(
-                    "application/json",
-                    ContentBuilder::new()
-                        .schema(Some(Ref::from_schema_name("ErrorBody")))
-                        .build(),
-                )
-                .build();
-            op.responses.responses.insert("400".into(), response.into());
-        }
-    }
+    errors::document_error(op, "400", &extra, &extra);
 }
 
 /// The generated OpenAPI document.

@@ -46,26 +46,33 @@ pub fn body_errors(op: &mut Operation) {
         if lenient && !always {
             continue;
         }
-        match op.responses.responses.get_mut(status) {
-            Some(RefOr::T(existing)) => {
-                let code = description.split(':').next().unwrap_or_default();
-                if !existing.description.contains(code) {
-                    existing.description = format!("{}; {description}", existing.description);
-                }
+        let code = description.split(':').next().unwrap_or_default();
+        document_error(op, status, code, description);
+    }
+}
+
+/// Documents that `op` answers `status` with the JSON error shape: adds `description` to the response
+/// already listed for `status` (unless it names `code` already), or lists one with the `ErrorBody`
+/// schema. A shared (`$ref`) response is left as it is.
+pub fn document_error(op: &mut Operation, status: &str, code: &str, description: &str) {
+    match op.responses.responses.get_mut(status) {
+        Some(RefOr::T(existing)) => {
+            if !existing.description.contains(code) {
+                existing.description = format!("{}; {description}", existing.description);
             }
-            Some(RefOr::Ref(_)) => {}
-            None => {
-                let response = ResponseBuilder::new()
-                    .description(description)
-                    .content(
-                        "application/json",
-                        ContentBuilder::new()
-                            .schema(Some(Ref::from_schema_name("ErrorBody")))
-                            .build(),
-                    )
-                    .build();
-                op.responses.responses.insert(status.into(), response.into());
-            }
+        }
+        Some(RefOr::Ref(_)) => {}
+        None => {
+            let response = ResponseBuilder::new()
+                .description(description)
+                .content(
+                    "application/json",
+                    ContentBuilder::new()
+                        .schema(Some(Ref::from_schema_name("ErrorBody")))
+                        .build(),
+                )
+                .build();
+            op.responses.responses.insert(status.into(), response.into());
         }
     }
 }
