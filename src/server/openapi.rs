@@ -171,8 +171,8 @@ impl utoipa::Modify for Security {
 /// Documents the `400` of [`super::extract`]: `invalid_path` on every operation with path parameters,
 /// `invalid_query` on those with query parameters, merged into an existing `400` (`invalid_json`).
 fn bad_request(op: &mut utoipa::openapi::path::Operation) {
-    use utoipa::openapi::path::ParameterIn;
     use utoipa::openapi::RefOr;
+    use utoipa::openapi::path::ParameterIn;
 
     let params = op.parameters.as_deref().unwrap_or_default();
     let has = |at: ParameterIn| {
