@@ -9,6 +9,15 @@ use super::views::{ErrorBody, ErrorDetail};
 use crate::runtime::{ApprovalError, MessageError, MessageErrorKind};
 use crate::store::StoreError;
 
+/// Logs a store failure's own text (SQL, table and index names, database messages) under a fresh error id
+/// and returns the id: clients are told the code and the id, never the text. Every path that reports a
+/// store failure to a client (error bodies, SSE and AG-UI notices) goes through here.
+pub fn log_store_failure(what: &str, error: &dyn std::fmt::Display) -> String {
+    let id = uuid::Uuid::now_v7().simple().to_string();
+    tracing::error!(error_id = %id, error = %error, "{what}");
+    id
+}
+
 /// A failure answered as the JSON error body.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{code}: {message}")]
@@ -90,8 +99,7 @@ impl ApiError {
         match e {
             StoreError::NotFound => ApiError::not_found(e.to_string()),
             StoreError::Unavailable { .. } => {
-                let id = uuid::Uuid::now_v7().simple().to_string();
-                tracing::error!(error_id = %id, error = %e, "the store is unavailable");
+                let id = log_store_failure("the store is unavailable", &e);
                 let mut err = ApiError::new(
                     StatusCode::SERVICE_UNAVAILABLE,
                     "store_unavailable",
@@ -107,8 +115,7 @@ impl ApiError {
             // The store's own text (SQL, table and index names, database messages) goes to the log
             // under an error id; the client gets the code and the id.
             other => {
-                let id = uuid::Uuid::now_v7().simple().to_string();
-                tracing::error!(error_id = %id, error = %other, "a store operation failed");
+                let id = log_store_failure("a store operation failed", &other);
                 ApiError::store_failure(format!("the store failed; see the service log (error id {id})"))
             }
         }

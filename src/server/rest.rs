@@ -477,7 +477,10 @@ pub async fn list_approvals(
         .iter()
         .map(|a| {
             let mut view: ApprovalView = serde_json::from_value(a.payload.clone()).map_err(|e| {
-                ApiError::store_failure(format!("a stored approval of run {run_id:?} is unreadable: {e}"))
+                let id = super::error::log_store_failure("a stored approval is unreadable", &e);
+                ApiError::store_failure(format!(
+                    "a stored approval of run {run_id:?} is unreadable; see the service log (error id {id})"
+                ))
             })?;
             view.outcome = approval_outcome(a).map(str::to_owned);
             view.pending = view.outcome.is_none();

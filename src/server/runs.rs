@@ -61,13 +61,15 @@ impl LogItem {
 
     /// The `error` notice (code `store_error`, as the durable replay sends it) placed before the event
     /// `seq` when the run's events could not all be recorded.
+    /// The store's text goes to the log under an error id; the notice names the id.
     pub fn store_error(seq: u64, err: &StoreError) -> LogItem {
+        let id = super::error::log_store_failure("the run's events could not all be recorded", err);
         LogItem {
             seq,
             kind: "error".into(),
             data: json!({
                 "code": "store_error",
-                "message": format!("the run's events could not all be recorded: {err}"),
+                "message": format!("the run's events could not all be recorded; see the service log (error id {id})"),
             })
             .to_string(),
             notice: true,

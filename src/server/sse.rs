@@ -189,10 +189,11 @@ pub async fn replay(
         let page = match recorder.run(&run_id, Some(last), 500, &view).await {
             Ok(p) => p,
             Err(e) => {
+                let id = super::error::log_store_failure("a run's durable log could not be read", &e);
+                let message = format!("the run's log could not be read; see the service log (error id {id})");
+                let body = serde_json::json!({"code": "store_error", "message": message});
                 let _ = tx
-                    .send(SseEvent::default().event("error").data(
-                        serde_json::json!({"code": "store_error", "message": e.to_string()}).to_string(),
-                    ))
+                    .send(SseEvent::default().event("error").data(body.to_string()))
                     .await;
                 return;
             }

@@ -157,7 +157,13 @@ async fn deliver(
         Err(StoreError::Expired { .. }) => {
             return Err(("interrupt_expired", format!("interrupt {:?} expired", req.id)));
         }
-        Err(e) => return Err(("store_unavailable", e.to_string())),
+        Err(e) => {
+            let id = crate::server::error::log_store_failure("an interrupt's answer could not be stored", &e);
+            return Err((
+                "store_unavailable",
+                format!("the answer could not be stored; retry (error id {id})"),
+            ));
+        }
     }
     let delivered = match answer {
         Answer::Approve => req.approve(),

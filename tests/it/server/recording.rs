@@ -178,6 +178,7 @@ async fn a_dead_store_ends_the_live_stream_with_a_typed_store_error_and_loses_no
     assert_eq!(error.event.as_deref(), Some("error"), "{frames:?}");
     assert_eq!(error.id, None, "the notice is not an event of the run");
     assert_eq!(error.json()["code"], "store_error");
+    assert_names_an_id_not_the_store_text(&error.json());
     assert!(metric(&base, "agent_adaptor_record_failures_total").await >= 1);
     assert!(durable(flaky.inner.as_ref(), &id).await.is_empty());
     // Every published event is still served, from memory: from the start and after any cursor.
@@ -213,4 +214,43 @@ async fn a_store_that_falls_behind_holds_the_pump_at_the_backlog_bound_and_it_is
     assert_eq!(durable(flaky.inner.as_ref(), &id).await, seqs(&seen));
     assert!(seqs(&seen).windows(2).all(|w| w[1] == w[0] + 1));
     server.shutdown().await.unwrap();
+}
+
+/// A `store_error` notice names an error id to find the logged cause, never the store's own text.
+fn assert_names_an_id_not_the_store_text(body: &serde_json::Value) {
+    let message = body["message"].as_str().unwrap_or_default();
+    assert!(
+        !message.contains("injected outage"),
+        "the store's text reached the client: {body}"
+    );
+    let id = message.split("error id ").nth(1).unwrap_or_default();
+    assert!(id.trim_end_matches(')').len() >= 32, "an error id: {body}");
+}
+
+#[tokio::test]
+async fn a_replay_the_store_cannot_read_ends_with_a_typed_store_error_naming_an_id_not_the_store_text() {
+    let flaky = Flaky::new(Arc::new(MemoryStore::new()));
+    let server = on_flaky(&flaky, config()).await;
+    let id = run_id(
+        &start_run(
+            &server.url(),
+            "/v1/agents/reference/runs",
+            json!({ "prompt": PROMPT }),
+        )
+        .await,
+    );
+    let mut rx = follow(&server.url(), &id, None).await;
+    until_done(&mut rx).await;
+    server.shutdown().await.unwrap();
+    // Another replica has only the durable log, and the store fails to read it.
+    let mut config = config();
+    config.owner = "replica-2".into();
+    let again = on_flaky(&flaky, config).await;
+    flaky.fail_reads.store(true, std::sync::atomic::Ordering::SeqCst);
+    let mut rx = follow(&again.url(), &id, None).await;
+    let error = next(&mut rx).await;
+    assert_eq!(error.event.as_deref(), Some("error"), "{error:?}");
+    assert_eq!(error.json()["code"], "store_error");
+    assert_names_an_id_not_the_store_text(&error.json());
+    again.shutdown().await.unwrap();
 }

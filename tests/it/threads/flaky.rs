@@ -23,6 +23,8 @@ pub struct Flaky {
     pub acquires: AtomicU32,
     /// Lease releases fail (`Unavailable`) while set.
     pub fail_release: AtomicBool,
+    /// A run's event reads fail (`Unavailable`) while set.
+    pub fail_reads: AtomicBool,
 }
 
 impl Flaky {
@@ -35,6 +37,7 @@ impl Flaky {
             gate: tokio::sync::RwLock::new(()),
             acquires: AtomicU32::new(0),
             fail_release: AtomicBool::new(false),
+            fail_reads: AtomicBool::new(false),
         })
     }
 }
@@ -110,6 +113,9 @@ impl ThreadStore for Flaky {
         self.inner.append_events(b).await
     }
     async fn read_run(&self, t: &str, r: &str, a: Option<u64>, l: u32) -> StoreResult<Vec<EventRecord>> {
+        if self.fail_reads.load(Ordering::SeqCst) {
+            return Err(down());
+        }
         self.inner.read_run(t, r, a, l).await
     }
     async fn read_thread(&self, t: &str, k: &str, a: Option<u64>, l: u32) -> StoreResult<Vec<EventRecord>> {
