@@ -114,17 +114,49 @@ impl Drop for InFlightGuard {
     }
 }
 
-/// A socket that reports received bytes to its connection's [`Activity`].
+/// A socket that reports received bytes to its connection's [`Activity`], and writes hyper's own
+/// bodiless parse-error answers in the service's JSON error shape ([`super::hyper_errors`]).
 #[derive(Debug)]
 pub(crate) struct Watched<S> {
     inner: S,
     activity: Activity,
+    /// The JSON answer written in place of hyper's own, and how much of it is written. hyper closes
+    /// the connection after such an answer, so whatever it writes afterwards is dropped.
+    replaced: Option<(Vec<u8>, usize)>,
 }
 
 impl<S> Watched<S> {
     /// `inner`, reporting to `activity`.
     pub(crate) fn new(inner: S, activity: Activity) -> Self {
-        Watched { inner, activity }
+        Watched {
+            inner,
+            activity,
+            replaced: None,
+        }
+    }
+}
+
+impl<S: AsyncWrite + Unpin> Watched<S> {
+    /// Writes the replacement answer, if one is due: `Some(poll)` answers a write of `claimed` bytes
+    /// (all of them, once the replacement is out); `None` lets the write through.
+    fn replace(
+        &mut self,
+        cx: &mut Context<'_>,
+        first: &[u8],
+        claimed: usize,
+    ) -> Option<Poll<std::io::Result<usize>>> {
+        if self.replaced.is_none() {
+            self.replaced = Some((super::hyper_errors::rewrite(first)?, 0));
+        }
+        let (bytes, written) = self.replaced.as_mut()?;
+        while *written < bytes.len() {
+            match Pin::new(&mut self.inner).poll_write(cx, &bytes[*written..]) {
+                Poll::Ready(Ok(0)) => return Some(Poll::Ready(Err(std::io::ErrorKind::WriteZero.into()))),
+                Poll::Ready(Ok(n)) => *written += n,
+                other => return Some(other),
+            }
+        }
+        Some(Poll::Ready(Ok(claimed)))
     }
 }
 
@@ -146,7 +178,11 @@ impl<S: AsyncRead + Unpin> AsyncRead for Watched<S> {
 
 impl<S: AsyncWrite + Unpin> AsyncWrite for Watched<S> {
     fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut self.get_mut().inner).poll_write(cx, buf)
+        let this = self.get_mut();
+        if let Some(poll) = this.replace(cx, buf, buf.len()) {
+            return poll;
+        }
+        Pin::new(&mut this.inner).poll_write(cx, buf)
     }
 
     fn poll_write_vectored(
@@ -154,7 +190,13 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Watched<S> {
         cx: &mut Context<'_>,
         bufs: &[std::io::IoSlice<'_>],
     ) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut self.get_mut().inner).poll_write_vectored(cx, bufs)
+        let this = self.get_mut();
+        let first = bufs.iter().find(|b| !b.is_empty()).map_or(&[][..], |b| &b[..]);
+        let total = bufs.iter().map(|b| b.len()).sum();
+        if let Some(poll) = this.replace(cx, first, total) {
+            return poll;
+        }
+        Pin::new(&mut this.inner).poll_write_vectored(cx, bufs)
     }
 
     fn is_write_vectored(&self) -> bool {

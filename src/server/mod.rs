@@ -45,6 +45,7 @@ pub mod declared;
 pub mod error;
 mod extract;
 pub mod file;
+mod hyper_errors;
 mod inspect;
 pub mod ip_limits;
 pub mod limits;

@@ -274,3 +274,59 @@ async fn connections_a_slowloris_flood_past_the_fd_limit_does_not_take_serve_dow
     super::sigterm(&child);
     assert!(child.wait().unwrap().success(), "serve shut down cleanly");
 }
+
+/// hyper's own parse-error answers (issue #22 item 8): a request line, a header block or a head that
+/// hyper refuses before any route sees it gets the same status with the service's JSON error body, and a
+/// well-formed request on the next connection is served as before.
+#[tokio::test]
+async fn requests_hyper_cannot_parse_get_the_json_error_shape_with_their_status() {
+    let server = start_with(ServerConfig::for_tests()).await;
+    let addr = server.local_addr();
+    let cases: [(Vec<u8>, u16, &str); 4] = [
+        (
+            format!("GET /{} HTTP/1.1\r\nhost: t\r\n\r\n", "a".repeat(70_000)).into_bytes(),
+            414,
+            "uri_too_long",
+        ),
+        (
+            format!(
+                "GET / HTTP/1.1\r\nhost: t\r\nx-big: {}\r\n\r\n",
+                "a".repeat(500_000)
+            )
+            .into_bytes(),
+            431,
+            "headers_too_large",
+        ),
+        (
+            (0..150)
+                .fold(String::from("GET / HTTP/1.1\r\n"), |s, i| {
+                    s + &format!("x-{i}: 1\r\n")
+                })
+                .into_bytes()
+                .into_iter()
+                .chain(*b"\r\n")
+                .collect(),
+            431,
+            "headers_too_large",
+        ),
+        (b"NOT HTTP AT ALL\r\n\r\n".to_vec(), 400, "malformed_request"),
+    ];
+    for (raw, status, code) in cases {
+        let mut s = TcpStream::connect(addr).await.unwrap();
+        s.write_all(&raw).await.unwrap();
+        let (got, body) = read_response(&mut s).await;
+        assert_eq!(got, status, "{body}");
+        let body: serde_json::Value =
+            serde_json::from_str(&body).unwrap_or_else(|e| panic!("JSON ({e}): {body:?}"));
+        assert_eq!(body["error"]["code"], code, "{body}");
+        assert!(
+            body["error"]["message"].as_str().is_some_and(|m| !m.is_empty()),
+            "{body}"
+        );
+    }
+    let mut s = TcpStream::connect(addr).await.unwrap();
+    let (status, body) = request(&mut s, "/v1/no-such-route").await;
+    assert_eq!(status, 404, "the service's own answers pass through: {body}");
+    assert!(body.contains("not_found"), "{body}");
+    server.shutdown().await.unwrap();
+}
