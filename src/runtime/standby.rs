@@ -205,7 +205,10 @@ impl Standby {
 
     /// Every execution's [`Stream`] as it starts, for a host that consumes each execution's events
     /// itself (a service recording them as runs). Single consumer; once taken, executions started
-    /// later are handed over here instead of being forwarded to [`Standby::events`].
+    /// later are handed over here instead of being forwarded to [`Standby::events`]. Each execution
+    /// arrives already subscribed, so none of its events is lost while the host gets to
+    /// [`Stream::events`] (its ordinary backpressure applies: content beyond the execution's buffer is
+    /// dropped and counted).
     pub fn executions(&self) -> Option<mpsc::Receiver<Stream>> {
         let rx = self
             .inner
@@ -527,10 +530,18 @@ impl Worker {
     /// Gives the execution's events to the host: the execution itself when it took
     /// [`Standby::executions`], else its events forwarded in order into the bounded merged stream
     /// (discarded until someone subscribes), the forwarder waiting whenever the consumer lags.
+    ///
+    /// The execution is subscribed BEFORE it is handed over: the host takes its events whenever it
+    /// gets to it, while this worker asks for the execution's result at once — without the
+    /// subscription first, that request would release the producers as result-only and drop every
+    /// content event the host had not yet read (gaps in the sequence).
     async fn hand_over(&mut self, stream: &Stream) {
         use std::sync::atomic::Ordering::SeqCst;
-        if self.subscribed.executions.load(SeqCst) && self.executions.send(stream.clone()).await.is_ok() {
-            return;
+        if self.subscribed.executions.load(SeqCst) {
+            stream.shared.broker.subscribe();
+            if self.executions.send(stream.clone()).await.is_ok() {
+                return;
+            }
         }
         let events = stream.events();
         self.forward(events.map(Some).boxed());

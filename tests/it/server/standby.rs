@@ -174,3 +174,57 @@ async fn a_stalled_library_standby_consumer_holds_a_bounded_backlog() {
     );
     life.cancel();
 }
+
+/// A host that takes [`Standby::executions`] gets each execution subscribed before it is handed over:
+/// the worker asks for the execution's result at once, and without the subscription that released the
+/// producers as result-only, so content the host had not yet read was dropped (gaps in the sequence).
+/// Across several executions, every sequence from 1 to `done` arrives, with no `dropped` event.
+#[tokio::test]
+async fn standby_executions_hand_over_drops_no_event() {
+    use agent_adaptor::runtime::{Agent, CallOptions, Payload};
+    use agent_adaptor::testkit::reference::{ReferenceDriver, Script, Step};
+    use tokio_util::sync::CancellationToken;
+
+    let agent = Agent::new(ReferenceDriver::scripted(Script::new(vec![
+        Step::Bulk { count: 300 },
+        Step::text("end"),
+    ])));
+    let life = CancellationToken::new();
+    let identity = CallOptions::new().identity(agent_adaptor::driver::Identity {
+        tenant: "t".into(),
+        ..Default::default()
+    });
+    let sb = agent.thread("handover").standby(life.clone(), identity);
+    let mut executions = sb.executions().expect("the executions");
+    for n in 0..3 {
+        sb.send(&format!("go {n}"), ()).await.expect("admitted");
+        let stream = tokio::time::timeout(std::time::Duration::from_secs(10), executions.recv())
+            .await
+            .expect("an execution is handed over")
+            .expect("open");
+        // The host gets to the execution's events a little later than the hand-over.
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        let mut events = stream.events();
+        let mut seqs = Vec::new();
+        let mut dropped = Vec::new();
+        while let Some(e) = tokio::time::timeout(std::time::Duration::from_secs(30), events.recv())
+            .await
+            .expect("events keep coming")
+        {
+            seqs.push(e.meta.sequence);
+            if let Payload::Dropped(d) = &e.payload {
+                dropped.push((d.first_sequence, d.last_sequence, d.reason.clone()));
+            }
+        }
+        let missing: Vec<u64> = (1..=*seqs.last().unwrap())
+            .filter(|s| !seqs.contains(s))
+            .collect();
+        assert!(
+            missing.is_empty() && dropped.is_empty(),
+            "execution {n}: missing seqs {missing:?}, dropped {dropped:?}"
+        );
+        assert!(seqs.len() > 300, "execution {n}: {} events", seqs.len());
+        let _ = stream.result().await;
+    }
+    life.cancel();
+}
