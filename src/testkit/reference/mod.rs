@@ -156,6 +156,9 @@ impl ReferenceDriver {
         if p.contains("stdout") {
             steps.push(Step::Stdout("reference process output\n".into()));
         }
+        if let Some(count) = bulk_count(&p) {
+            steps.push(Step::Bulk { count });
+        }
         if p.contains("notice") {
             steps.push(Step::Notice(Notice {
                 kind: "reference.note".into(),
@@ -227,6 +230,18 @@ impl ReferenceDriver {
             approval_details: object,
         }
     }
+}
+
+/// Most content deltas a `bulk:<n>` prompt asks for.
+pub const BULK_MAX: usize = 1_000_000;
+
+/// The `<n>` of a `bulk:<n>` word in a (lowercased) prompt: that many content deltas (memory and
+/// throughput tests), at most [`BULK_MAX`].
+fn bulk_count(prompt: &str) -> Option<usize> {
+    prompt
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix("bulk:")?.parse::<usize>().ok())
+        .map(|n| n.min(BULK_MAX))
 }
 
 /// `prompt` without the JSON object that ends it (from its first `{`), and that object (empty if none).

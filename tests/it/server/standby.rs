@@ -228,3 +228,39 @@ async fn standby_executions_hand_over_drops_no_event() {
     }
     life.cancel();
 }
+
+/// The reference agent's `bulk:<n>` prompt emits `n` content deltas (the memory and throughput tests'
+/// many-event run); over a Standby each of them arrives, numbered densely, before `done`.
+#[tokio::test]
+async fn standby_reference_bulk_prompt_emits_n_deltas() {
+    use agent_adaptor::runtime::{Agent, CallOptions, Payload};
+    use agent_adaptor::testkit::reference::{ReferenceConfig, ReferenceDriver};
+    use tokio_util::sync::CancellationToken;
+
+    let agent = Agent::new(ReferenceDriver::new(ReferenceConfig::default()));
+    let life = CancellationToken::new();
+    let identity = CallOptions::new().identity(agent_adaptor::driver::Identity {
+        tenant: "t".into(),
+        ..Default::default()
+    });
+    let sb = agent.thread("bulk").standby(life.clone(), identity);
+    let mut executions = sb.executions().expect("the executions");
+    sb.send("emit bulk:700 please", ()).await.expect("admitted");
+    let stream = executions.recv().await.expect("an execution");
+    let mut events = stream.events();
+    let (mut bulk, mut last) = (0, 0);
+    while let Some(e) = tokio::time::timeout(std::time::Duration::from_secs(30), events.recv())
+        .await
+        .expect("events keep coming")
+    {
+        assert_eq!(e.meta.sequence, last + 1, "dense sequence");
+        last = e.meta.sequence;
+        if let Payload::TextDelta(d) = &e.payload
+            && d.message_id == "bulk"
+        {
+            bulk += 1;
+        }
+    }
+    assert_eq!(bulk, 700, "bulk:700 emits 700 deltas");
+    life.cancel();
+}
