@@ -14,6 +14,7 @@
 //!
 //! See `ARCHITECTURE.md` for the invariants each layer keeps.
 
+pub mod acp;
 pub mod agui;
 pub mod driver;
 pub mod profile;

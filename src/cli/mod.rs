@@ -1,5 +1,6 @@
 //! Command-line parsing and dispatch.
 
+mod acp;
 mod agents;
 mod health;
 mod run;
@@ -33,6 +34,8 @@ enum Command {
     Agents(AgentsArgs),
     /// Run the HTTP/SSE/AG-UI service.
     Serve(serve::ServeArgs),
+    /// Be an ACP agent on stdio (an editor launches it): sessions are threads, prompts are runs.
+    Acp(acp::AcpArgs),
     /// Ask a running service whether it is up (exit 0) — a container HEALTHCHECK without curl.
     Health(health::HealthArgs),
 }
@@ -43,6 +46,7 @@ pub async fn dispatch(cli: Cli) -> ExitCode {
         Command::Run(args) => run::run(args).await,
         Command::Serve(args) => serve::serve(args).await,
         Command::Health(args) => health::health(args).await,
+        Command::Acp(args) => acp::acp(args).await,
         Command::Agents(args) => {
             let listed = agents::base_config(args.config.as_deref()).and_then(|c| agents::list(&c));
             match listed {

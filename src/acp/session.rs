@@ -1,0 +1,372 @@
+//! ACP sessions: one [`Thread`] per session (the session id is the thread key), one run per prompt.
+//! A prompt starts synchronously (so a `session/cancel` read right after it always finds the run),
+//! then its events are translated into `session/update`s, its approvals asked as permission
+//! requests, and its outcome becomes the `stopReason`.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use futures::StreamExt;
+use serde_json::{Value, json};
+
+use super::history::{self, RunLog};
+use super::permission;
+use super::rpc::{INTERNAL_ERROR, INVALID_PARAMS, Peer, RESOURCE_NOT_FOUND, RpcError};
+use super::translate;
+use super::wire::{
+    ContentBlock, McpServerSpec, PromptResponse, RemoteKind, SessionNotification, SessionUpdate, StopReason,
+    TurnUsage,
+};
+use crate::driver::{Policy, Usage};
+use crate::runtime::{Agent, CallOptions, FailureReason, Payload, RunOutcome, Stream, Thread};
+use crate::vocab::{McpServer, McpTransport};
+
+/// What every session of one connection shares.
+pub struct Sessions {
+    agent: Agent,
+    policy: Policy,
+    tenant: String,
+    peer: Arc<Peer>,
+    open: Mutex<HashMap<String, Arc<Session>>>,
+}
+
+/// One ACP session.
+pub struct Session {
+    id: String,
+    thread: Thread,
+    cwd: PathBuf,
+    mcp: Vec<McpServer>,
+    active: Mutex<Option<Active>>,
+}
+
+struct Active {
+    stream: Stream,
+    cancelled: bool,
+}
+
+impl Sessions {
+    /// The sessions of a connection to `agent`, deciding approvals per `policy`, under `tenant`.
+    pub fn new(agent: Agent, policy: Policy, tenant: &str, peer: Arc<Peer>) -> Self {
+        Sessions {
+            agent,
+            policy,
+            tenant: tenant.to_owned(),
+            peer,
+            open: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The agent.
+    pub fn agent(&self) -> &Agent {
+        &self.agent
+    }
+
+    fn insert(&self, id: &str, cwd: &str, mcp: &[McpServerSpec]) -> Result<Arc<Session>, RpcError> {
+        let cwd = PathBuf::from(cwd);
+        if !cwd.is_absolute() {
+            return Err(RpcError::invalid_params("cwd must be an absolute path"));
+        }
+        let session = Arc::new(Session {
+            id: id.to_owned(),
+            thread: self.agent.thread(id),
+            cwd,
+            mcp: mcp_servers(mcp)?,
+            active: Mutex::new(None),
+        });
+        self.open
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(id.to_owned(), session.clone());
+        Ok(session)
+    }
+
+    /// `session/new`: a fresh session and its id.
+    pub fn create(&self, cwd: &str, mcp: &[McpServerSpec]) -> Result<String, RpcError> {
+        let id = format!("acp-{}", uuid::Uuid::now_v7());
+        self.insert(&id, cwd, mcp)?;
+        Ok(id)
+    }
+
+    /// `session/load`: replays the session's recorded history as `session/update`s, then keeps the
+    /// session open for prompts (its thread continues from the stored checkpoint).
+    pub async fn load(&self, id: &str, cwd: &str, mcp: &[McpServerSpec]) -> Result<(), RpcError> {
+        if id.is_empty() || id.contains('\0') || id.len() > 512 {
+            return Err(RpcError::invalid_params(
+                "sessionId must be 1-512 bytes without NUL",
+            ));
+        }
+        let updates = history::replay(self.agent.store().as_ref(), &self.tenant, id)
+            .await
+            .map_err(|e| RpcError::new(INTERNAL_ERROR, format!("cannot read the session's history: {e}")))?;
+        let Some(updates) = updates else {
+            return Err(
+                RpcError::new(RESOURCE_NOT_FOUND, "Resource not found").with_data(json!({ "sessionId": id }))
+            );
+        };
+        if self.get(id).is_ok_and(|s| s.is_busy()) {
+            return Err(RpcError::new(
+                INTERNAL_ERROR,
+                "a prompt is running in this session",
+            ));
+        }
+        self.insert(id, cwd, mcp)?;
+        for update in updates {
+            self.peer.notify(
+                "session/update",
+                SessionNotification {
+                    session_id: id.to_owned(),
+                    update,
+                },
+            );
+        }
+        Ok(())
+    }
+
+    fn get(&self, id: &str) -> Result<Arc<Session>, RpcError> {
+        self.open
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(id)
+            .cloned()
+            .ok_or_else(|| {
+                RpcError::new(RESOURCE_NOT_FOUND, "Resource not found").with_data(json!({ "sessionId": id }))
+            })
+    }
+
+    /// `session/prompt`, first half: starts the run (synchronously) and returns what drives it to
+    /// its `stopReason`.
+    pub fn start_prompt(
+        self: &Arc<Self>,
+        session_id: &str,
+        prompt: &[ContentBlock],
+    ) -> Result<impl Future<Output = Result<Value, RpcError>> + Send + use<>, RpcError> {
+        let session = self.get(session_id)?;
+        let text = prompt_text(prompt)?;
+        let stream = {
+            let mut active = session.active.lock().unwrap_or_else(|p| p.into_inner());
+            if active.as_ref().is_some_and(|a| a.stream.try_result().is_none()) {
+                return Err(RpcError::new(
+                    INTERNAL_ERROR,
+                    "a prompt is already running in this session",
+                ));
+            }
+            let mut opts = CallOptions::new()
+                .policy(self.policy.clone())
+                .approvals_as_events()
+                .workspace(session.cwd.clone());
+            if !session.mcp.is_empty() {
+                opts = opts.mcp(session.mcp.clone());
+            }
+            let stream = session.thread.send(&text, opts);
+            *active = Some(Active {
+                stream: stream.clone(),
+                cancelled: false,
+            });
+            stream
+        };
+        let sessions = self.clone();
+        Ok(async move { sessions.drive(session, stream, text).await })
+    }
+
+    async fn drive(&self, session: Arc<Session>, stream: Stream, text: String) -> Result<Value, RpcError> {
+        let run_id = stream.run_id().to_owned();
+        let mut log = RunLog::new(self.agent.store().clone(), &self.tenant, &session.id, &run_id);
+        log.append(&SessionUpdate::UserMessageChunk {
+            content: ContentBlock::text(text),
+        })
+        .await;
+        let mut events = stream.events();
+        while let Some(ev) = events.next().await {
+            if let Payload::ApprovalRequest(req) = &ev.payload {
+                if req.is_live() {
+                    tokio::spawn(permission::ask(
+                        self.peer.clone(),
+                        session.id.clone(),
+                        req.clone(),
+                    ));
+                }
+                continue;
+            }
+            for update in translate::updates(&run_id, &ev) {
+                self.peer.notify(
+                    "session/update",
+                    SessionNotification {
+                        session_id: session.id.clone(),
+                        update: update.clone(),
+                    },
+                );
+                log.append(&update).await;
+            }
+        }
+        let outcome = stream.result().await;
+        let cancelled = session
+            .active
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+            .is_some_and(|a| a.cancelled);
+        let response = stop(&outcome, cancelled)?;
+        serde_json::to_value(response).map_err(|e| RpcError::new(INTERNAL_ERROR, e.to_string()))
+    }
+
+    /// `session/cancel`: cancels the session's running prompt, if any (unknown sessions are ignored:
+    /// a notification has no answer).
+    pub fn cancel(&self, session_id: &str) {
+        let Ok(session) = self.get(session_id) else {
+            tracing::info!(session = session_id, "acp: cancel for an unknown session");
+            return;
+        };
+        if let Some(active) = session.active.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
+            active.cancelled = true;
+            active.stream.cancel();
+        }
+    }
+
+    /// Cancels every running prompt (the client went away).
+    pub fn cancel_all(&self) {
+        let open: Vec<_> = self
+            .open
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+            .cloned()
+            .collect();
+        for s in open {
+            if let Some(a) = s.active.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+                a.stream.cancel();
+            }
+        }
+    }
+}
+
+impl Session {
+    fn is_busy(&self) -> bool {
+        self.active
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+            .is_some_and(|a| a.stream.try_result().is_none())
+    }
+}
+
+/// The prompt text of `blocks`: text as is, resource links as `[name](uri)`, embedded text
+/// resources inside `<resource uri="…">` tags. Images, audio and blob resources are refused (the
+/// capabilities say so).
+pub fn prompt_text(blocks: &[ContentBlock]) -> Result<String, RpcError> {
+    if blocks.is_empty() {
+        return Err(RpcError::invalid_params("prompt must not be empty"));
+    }
+    let mut parts = Vec::with_capacity(blocks.len());
+    for b in blocks {
+        parts.push(match b {
+            ContentBlock::Text { text } => text.clone(),
+            ContentBlock::ResourceLink { uri, name } => format!("[{name}]({uri})"),
+            ContentBlock::Resource { resource } => match &resource.text {
+                Some(text) => format!("<resource uri=\"{}\">\n{text}\n</resource>", resource.uri),
+                None => return Err(RpcError::invalid_params("blob resources are not supported")),
+            },
+            ContentBlock::Image { .. } => {
+                return Err(RpcError::invalid_params("image prompts are not supported"));
+            }
+            ContentBlock::Audio { .. } => {
+                return Err(RpcError::invalid_params("audio prompts are not supported"));
+            }
+        });
+    }
+    let text = parts.join("\n");
+    if text.trim().is_empty() {
+        return Err(RpcError::invalid_params("prompt has no text"));
+    }
+    Ok(text)
+}
+
+fn mcp_servers(specs: &[McpServerSpec]) -> Result<Vec<McpServer>, RpcError> {
+    let pairs = |v: &[super::wire::NameValue]| v.iter().map(|p| (p.name.clone(), p.value.clone())).collect();
+    specs
+        .iter()
+        .map(|s| {
+            let (name, transport) = match s {
+                McpServerSpec::Stdio {
+                    name,
+                    command,
+                    args,
+                    env,
+                } => (
+                    name,
+                    McpTransport::Stdio {
+                        command: command.clone(),
+                        args: args.clone(),
+                        env: pairs(env),
+                    },
+                ),
+                McpServerSpec::Remote {
+                    kind,
+                    name,
+                    url,
+                    headers,
+                } => (
+                    name,
+                    match kind {
+                        RemoteKind::Http => McpTransport::Http {
+                            url: url.clone(),
+                            headers: pairs(headers),
+                            bearer_token_env: None,
+                        },
+                        RemoteKind::Sse => McpTransport::Sse {
+                            url: url.clone(),
+                            headers: pairs(headers),
+                            bearer_token_env: None,
+                        },
+                    },
+                ),
+            };
+            if name.is_empty() {
+                return Err(RpcError::new(INVALID_PARAMS, "an MCP server needs a name"));
+            }
+            Ok(McpServer {
+                name: name.clone(),
+                transport,
+                required: false,
+            })
+        })
+        .collect()
+}
+
+fn turn_usage(u: &Usage) -> TurnUsage {
+    TurnUsage {
+        total_tokens: u.input_tokens + u.output_tokens,
+        input_tokens: u.input_tokens,
+        output_tokens: u.output_tokens,
+        cached_read_tokens: (u.cached_input_tokens > 0).then_some(u.cached_input_tokens),
+    }
+}
+
+/// The `session/prompt` answer for a run's outcome: a clean run ends the turn; a cancelled one (or
+/// any failure after the client's `session/cancel`) is `cancelled`; an approval the policy turned into
+/// an abort is `refusal`; a composite limit is `max_turn_requests`; any other failure is a JSON-RPC
+/// error carrying the contract's reason.
+pub fn stop(outcome: &RunOutcome, cancel_requested: bool) -> Result<PromptResponse, RpcError> {
+    let (stop_reason, usage) = match outcome {
+        Ok(r) => (StopReason::EndTurn, r.usage.as_ref()),
+        Err(e) => {
+            let reason = e.reason();
+            let stop = match reason {
+                _ if cancel_requested => StopReason::Cancelled,
+                Some(FailureReason::Cancelled) => StopReason::Cancelled,
+                Some(FailureReason::ApprovalDenied | FailureReason::ApprovalTimeout) => StopReason::Refusal,
+                Some(FailureReason::LimitExceeded) => StopReason::MaxTurnRequests,
+                _ => {
+                    return Err(RpcError::new(INTERNAL_ERROR, e.to_string()).with_data(json!({
+                        "reason": reason.as_ref().map(|r| r.as_str().to_owned()),
+                    })));
+                }
+            };
+            (stop, None)
+        }
+    };
+    Ok(PromptResponse {
+        stop_reason,
+        usage: usage.map(turn_usage),
+    })
+}
