@@ -1,5 +1,6 @@
 //! The one integration-test binary: each module is one area of the system.
 
+mod acp;
 mod capabilities;
 mod claude_driver;
 mod claude_lab;
