@@ -38,10 +38,16 @@ pub struct Limits {
     /// bound); past it the run is stopped as `limit_exceeded` (`run_log_bytes_exceeded`).
     #[serde(default)]
     pub max_run_log_bytes: Option<u64>,
+    /// Standbys open at once (default [`DEFAULT_MAX_STANDBYS`]; `0` lifts the bound); past it opening
+    /// one answers `429 too_many_standbys`. Each open Standby also holds one of `max_concurrent_runs`.
+    #[serde(default)]
+    pub max_standbys: Option<u32>,
 }
 
 /// Events a run may record when no `max_run_events` is configured.
 pub const DEFAULT_MAX_RUN_EVENTS: u64 = 200_000;
+/// Standbys a tenant may hold open when no `max_standbys` is configured.
+pub const DEFAULT_MAX_STANDBYS: u32 = 64;
 /// Bytes of event JSON a run may record when no `max_run_log_bytes` is configured (128 MiB).
 pub const DEFAULT_MAX_RUN_LOG_BYTES: u64 = 128 * 1024 * 1024;
 
@@ -54,6 +60,15 @@ impl Limits {
             burst: over.burst.or(self.burst),
             max_run_events: over.max_run_events.or(self.max_run_events),
             max_run_log_bytes: over.max_run_log_bytes.or(self.max_run_log_bytes),
+            max_standbys: over.max_standbys.or(self.max_standbys),
+        }
+    }
+
+    /// The Standbys a tenant may hold open (`None`: no bound).
+    pub fn standby_bound(&self) -> Option<u32> {
+        match self.max_standbys.unwrap_or(DEFAULT_MAX_STANDBYS) {
+            0 => None,
+            n => Some(n),
         }
     }
 

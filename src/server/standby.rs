@@ -29,6 +29,7 @@ use super::agents::AgentEntry;
 use super::auth::Tenant;
 use super::body::JsonBody;
 use super::error::ApiError;
+use super::limits::RunSlot;
 use super::rest::{EventsQuery, MessageBody, cursor, find_agent};
 use super::runs::LogItem;
 use super::sse::{self, EventLog};
@@ -143,10 +144,14 @@ impl Standbys {
 }
 
 /// Forwards the Standby's events into the recorder and the in-memory log until it is released.
+///
+/// `_slot` is the tenant's run slot the Standby holds while it is open (it holds a worker and its
+/// CLI process like a parked run): freed when the pump ends.
 async fn pump(
     entry: Arc<StandbyEntry>,
     mut events: mpsc::Receiver<crate::runtime::Event>,
     recorder: Recorder,
+    _slot: RunSlot,
 ) {
     let policy = *recorder.policy();
     let mut next = 1u64;
@@ -186,7 +191,7 @@ async fn pump(
     entry.progress.send_modify(|p| p.1 = true);
 }
 
-fn open_entry(state: &AppState, tenant: &str, a: &AgentEntry, key: &str) -> Arc<StandbyEntry> {
+fn open_entry(state: &AppState, tenant: &str, a: &AgentEntry, key: &str, slot: RunSlot) -> Arc<StandbyEntry> {
     let lifetime = state.shutdown.child_token();
     let defaults = CallOptions::new().identity(crate::driver::Identity {
         tenant: tenant.to_owned(),
@@ -208,13 +213,36 @@ fn open_entry(state: &AppState, tenant: &str, a: &AgentEntry, key: &str) -> Arc<
         Some(rx) => {
             let recorder = Recorder::new(state.store.clone(), tenant, a.exposure);
             tokio::spawn(tracing::Instrument::instrument(
-                pump(entry.clone(), rx, recorder),
+                pump(entry.clone(), rx, recorder, slot),
                 span,
             ));
         }
         None => entry.progress.send_modify(|p| p.1 = true),
     }
     entry
+}
+
+/// Admits one more open Standby of `tenant` (`map` is the locked Standby table): `429
+/// too_many_standbys` at its `max_standbys`, else one of its `max_concurrent_runs` (`429 too_many_runs`).
+fn admit(
+    state: &AppState,
+    map: &HashMap<(String, String, String), Arc<StandbyEntry>>,
+    tenant: &str,
+) -> Result<RunSlot, ApiError> {
+    if let Some(max) = state.limits.limits_of(tenant).standby_bound() {
+        let open = map
+            .iter()
+            .filter(|((t, _, _), e)| t == tenant && e.standby.is_live())
+            .count();
+        if open >= max as usize {
+            return Err(ApiError::too_many(
+                "too_many_standbys",
+                format!("{max} Standby(s) already open for this tenant (max_standbys)"),
+                1,
+            ));
+        }
+    }
+    state.limits.acquire_run(tenant)
 }
 
 fn lookup(state: &AppState, tenant: &str, agent: &str, key: &str) -> Result<Arc<StandbyEntry>, ApiError> {
@@ -227,7 +255,7 @@ fn lookup(state: &AppState, tenant: &str, agent: &str, key: &str) -> Result<Arc<
 
 /// `POST /v1/agents/{agent}/threads/{key}/standby`: opens the thread's Standby (201), or answers the live one
 /// (200). 409 `thread_busy` while a REST or AG-UI run is active on the thread.
-#[utoipa::path(post, path = "/v1/agents/{agent}/threads/{key}/standby", tag = "standby", params(("agent" = String, Path, description = "The agent name"), ("key" = String, Path, description = "The thread key (1 to 512 bytes)")), responses((status = 201, description = "The Standby is open", body = StandbyView), (status = 200, description = "The live Standby of the thread", body = StandbyView), (status = 404, description = "Unknown agent", body = crate::server::views::ErrorBody), (status = 409, description = "thread_busy: a run is active on the thread", body = crate::server::views::ErrorBody), (status = 422, description = "invalid_request: bad key", body = crate::server::views::ErrorBody), (status = 503, description = "shutting_down", body = crate::server::views::ErrorBody)))]
+#[utoipa::path(post, path = "/v1/agents/{agent}/threads/{key}/standby", tag = "standby", params(("agent" = String, Path, description = "The agent name"), ("key" = String, Path, description = "The thread key (1 to 512 bytes)")), responses((status = 201, description = "The Standby is open", body = StandbyView), (status = 200, description = "The live Standby of the thread", body = StandbyView), (status = 404, description = "Unknown agent", body = crate::server::views::ErrorBody), (status = 409, description = "thread_busy: a run is active on the thread", body = crate::server::views::ErrorBody), (status = 422, description = "invalid_request: bad key", body = crate::server::views::ErrorBody), (status = 429, description = "too_many_standbys or too_many_runs: the tenant's max_standbys or max_concurrent_runs is reached (an open Standby holds one run slot)", body = crate::server::views::ErrorBody), (status = 503, description = "shutting_down", body = crate::server::views::ErrorBody)))]
 pub async fn open(
     State(state): State<Arc<AppState>>,
     tenant: Tenant,
@@ -254,7 +282,8 @@ pub async fn open(
         match map.get(&slot).filter(|e| e.standby.is_live()) {
             Some(live) => return Ok((StatusCode::OK, Json(live.view())).into_response()),
             None => {
-                let entry = open_entry(&state, tenant.as_str(), a, &key);
+                let held = admit(&state, &map, tenant.as_str())?;
+                let entry = open_entry(&state, tenant.as_str(), a, &key, held);
                 map.insert(slot, entry.clone());
                 entry
             }

@@ -195,3 +195,78 @@ async fn limits_bad_values_are_refused_at_start() {
         assert!(Server::start(config).await.is_err(), "{limits:?}");
     }
 }
+
+/// Issue #22 item 6: an open Standby is a worker with a CLI process, so it holds one of its tenant's
+/// `max_concurrent_runs` while open, and `max_standbys` bounds how many a tenant opens; releasing one
+/// frees its slot at once. Both tenants' shapes: A capped by runs, B by Standbys.
+#[tokio::test]
+async fn limits_open_standbys_hold_a_run_slot_and_are_capped_per_tenant() {
+    let mut config = keyed();
+    config.limits = Limits {
+        max_concurrent_runs: Some(2),
+        ..Default::default()
+    };
+    config.tenants[1] = TenantSpec::new("b").key(KEY_B).unwrap().limits(Limits {
+        max_standbys: Some(1),
+        ..Default::default()
+    });
+    let server = Server::start(config).await.unwrap();
+    let base = server.url();
+    let standby = |key: &'static str, tenant_key: &'static str, method: reqwest::Method| {
+        as_key(
+            method,
+            format!("{base}/v1/agents/reference/threads/{key}/standby"),
+            tenant_key,
+        )
+        .send()
+    };
+    for key in ["s1", "s2"] {
+        assert_eq!(
+            standby(key, KEY_A, reqwest::Method::POST).await.unwrap().status(),
+            201
+        );
+    }
+    // A's two slots are held by its Standbys: a third Standby and a REST run are refused.
+    let (status, code, _) = error_code(standby("s3", KEY_A, reqwest::Method::POST).await.unwrap()).await;
+    assert_eq!((status, code.as_str()), (429, "too_many_runs"));
+    let run = post(
+        format!("{base}/v1/agents/reference/runs"),
+        KEY_A,
+        json!({"prompt": "hi"}),
+    );
+    let (status, code, _) = error_code(run.send().await.unwrap()).await;
+    assert_eq!((status, code.as_str()), (429, "too_many_runs"));
+    // Releasing one frees its slot.
+    assert_eq!(
+        standby("s1", KEY_A, reqwest::Method::DELETE)
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
+    eventually(|| async {
+        post(
+            format!("{base}/v1/agents/reference/runs"),
+            KEY_A,
+            json!({"prompt": "hi"}),
+        )
+        .send()
+        .await
+        .unwrap()
+        .status()
+        .eq(&201)
+        .then_some(())
+    })
+    .await;
+    // B has no run cap but may hold one Standby.
+    assert_eq!(
+        standby("b1", KEY_B, reqwest::Method::POST)
+            .await
+            .unwrap()
+            .status(),
+        201
+    );
+    let (status, code, _) = error_code(standby("b2", KEY_B, reqwest::Method::POST).await.unwrap()).await;
+    assert_eq!((status, code.as_str()), (429, "too_many_standbys"));
+    server.shutdown().await.unwrap();
+}
