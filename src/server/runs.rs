@@ -182,6 +182,38 @@ pub struct Metrics {
     pub subscribers: AtomicU64,
 }
 
+/// What the busy table holds for a thread an open Standby owns (a run holds its run id, a starting
+/// run the empty string).
+const STANDBY_HOLDER: &str = "(standby)";
+
+/// A thread an open Standby holds in the [`RunRegistry`]'s busy table: runs refuse it with 409
+/// `thread_busy` until the claim drops. One table, one lock: a Standby opening and a run starting on
+/// the same thread cannot both be admitted.
+#[derive(Debug)]
+pub struct ThreadClaim {
+    registry: Arc<RunRegistry>,
+    key: (String, String, String),
+}
+
+impl Drop for ThreadClaim {
+    fn drop(&mut self) {
+        let mut busy = self.registry.busy.lock().unwrap_or_else(|p| p.into_inner());
+        if busy.get(&self.key).is_some_and(|h| h == STANDBY_HOLDER) {
+            busy.remove(&self.key);
+        }
+    }
+}
+
+/// The 409 `thread_busy` for a thread the busy table gives to `holder`.
+fn busy_error(holder: &str) -> ApiError {
+    let message = match holder {
+        STANDBY_HOLDER => "a Standby owns this thread: send through its standby route".to_owned(),
+        "" => "a run is starting on this thread".to_owned(),
+        run => format!("run {run} is active on this thread"),
+    };
+    ApiError::new(axum::http::StatusCode::CONFLICT, "thread_busy", message)
+}
+
 /// Every run of this process, and which thread is busy with which run.
 pub struct RunRegistry {
     /// Counters.
@@ -255,6 +287,26 @@ impl RunRegistry {
         self.get(tenant, &id)
     }
 
+    /// Claims thread `key` of `tenant` on `agent` for a Standby; 409 `thread_busy` while a run holds
+    /// (or is starting on) it.
+    pub fn claim_for_standby(
+        self: &Arc<Self>,
+        tenant: &str,
+        agent: &str,
+        key: &str,
+    ) -> Result<ThreadClaim, ApiError> {
+        let key = (tenant.to_owned(), agent.to_owned(), key.to_owned());
+        let mut busy = self.busy.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(holder) = busy.get(&key) {
+            return Err(busy_error(holder));
+        }
+        busy.insert(key.clone(), STANDBY_HOLDER.to_owned());
+        Ok(ThreadClaim {
+            registry: self.clone(),
+            key,
+        })
+    }
+
     /// Every run still executing.
     pub fn live(&self) -> Vec<Arc<RunEntry>> {
         self.runs
@@ -286,12 +338,8 @@ impl RunRegistry {
             .map(|k| (req.tenant.to_owned(), req.agent.name.clone(), k.clone()));
         if let Some(key) = &busy_key {
             let mut busy = self.busy.lock().unwrap_or_else(|p| p.into_inner());
-            if let Some(other) = busy.get(key) {
-                return Err(ApiError::new(
-                    axum::http::StatusCode::CONFLICT,
-                    "thread_busy",
-                    format!("run {other} is active on this thread"),
-                ));
+            if let Some(holder) = busy.get(key) {
+                return Err(busy_error(holder));
             }
             busy.insert(key.clone(), String::new());
         }

@@ -31,7 +31,7 @@ use super::body::JsonBody;
 use super::error::ApiError;
 use super::limits::RunSlot;
 use super::rest::{EventsQuery, MessageBody, cursor, find_agent};
-use super::runs::LogItem;
+use super::runs::{LogItem, ThreadClaim};
 use super::sse::{self, EventLog};
 use super::threads::check_key;
 use super::views::{MessageAccepted, StandbyView};
@@ -145,13 +145,13 @@ impl Standbys {
 
 /// Forwards the Standby's events into the recorder and the in-memory log until it is released.
 ///
-/// `_slot` is the tenant's run slot the Standby holds while it is open (it holds a worker and its
-/// CLI process like a parked run): freed when the pump ends.
+/// `_held` is the tenant's run slot the Standby holds while it is open (it holds a worker and its
+/// CLI process like a parked run) and its claim on the thread: both freed when the pump ends.
 async fn pump(
     entry: Arc<StandbyEntry>,
     mut events: mpsc::Receiver<crate::runtime::Event>,
     recorder: Recorder,
-    _slot: RunSlot,
+    _held: (RunSlot, ThreadClaim),
 ) {
     let policy = *recorder.policy();
     let mut next = 1u64;
@@ -191,7 +191,13 @@ async fn pump(
     entry.progress.send_modify(|p| p.1 = true);
 }
 
-fn open_entry(state: &AppState, tenant: &str, a: &AgentEntry, key: &str, slot: RunSlot) -> Arc<StandbyEntry> {
+fn open_entry(
+    state: &AppState,
+    tenant: &str,
+    a: &AgentEntry,
+    key: &str,
+    held: (RunSlot, ThreadClaim),
+) -> Arc<StandbyEntry> {
     let lifetime = state.shutdown.child_token();
     let defaults = CallOptions::new().identity(crate::driver::Identity {
         tenant: tenant.to_owned(),
@@ -213,7 +219,7 @@ fn open_entry(state: &AppState, tenant: &str, a: &AgentEntry, key: &str, slot: R
         Some(rx) => {
             let recorder = Recorder::new(state.store.clone(), tenant, a.exposure);
             tokio::spawn(tracing::Instrument::instrument(
-                pump(entry.clone(), rx, recorder, slot),
+                pump(entry.clone(), rx, recorder, held),
                 span,
             ));
         }
@@ -269,20 +275,15 @@ pub async fn open(
     if let Some(live) = state.standbys.get(tenant.as_str(), &agent, &key) {
         return Ok((StatusCode::OK, Json(live.view())).into_response());
     }
-    if let Some(run) = state.runs.active_on(tenant.as_str(), &agent, &key) {
-        return Err(ApiError::new(
-            StatusCode::CONFLICT,
-            "thread_busy",
-            format!("run {} is active on this thread", run.run_id),
-        ));
-    }
     let entry = {
         let mut map = state.standbys.map.lock().unwrap_or_else(|p| p.into_inner());
         let slot = id(tenant.as_str(), &agent, &key);
         match map.get(&slot).filter(|e| e.standby.is_live()) {
             Some(live) => return Ok((StatusCode::OK, Json(live.view())).into_response()),
             None => {
-                let held = admit(&state, &map, tenant.as_str())?;
+                // The thread first (409 beats 429), in the registry's busy table: atomic with run starts.
+                let claim = state.runs.claim_for_standby(tenant.as_str(), &agent, &key)?;
+                let held = (admit(&state, &map, tenant.as_str())?, claim);
                 let entry = open_entry(&state, tenant.as_str(), a, &key, held);
                 map.insert(slot, entry.clone());
                 entry

@@ -264,3 +264,36 @@ async fn standby_reference_bulk_prompt_emits_n_deltas() {
     assert_eq!(bulk, 700, "bulk:700 emits 700 deltas");
     life.cancel();
 }
+
+/// Issue #22 item 8: a Standby opening and a run starting on the same thread at the same moment get
+/// one answer — exactly one is admitted, the other is 409 `thread_busy` — over many races.
+#[tokio::test]
+async fn a_standby_racing_a_run_on_one_thread_admits_exactly_one() {
+    let server = super::start().await;
+    let base = server.url();
+    let http = client();
+    for i in 0..150 {
+        let path = format!("{base}/v1/agents/reference/threads/race-{i}");
+        let (standby, run) = tokio::join!(
+            http.post(format!("{path}/standby")).send(),
+            http.post(format!("{path}/runs"))
+                .json(&json!({"prompt": "hello"}))
+                .send(),
+        );
+        let (standby, run) = (standby.unwrap(), run.unwrap());
+        let statuses = (standby.status().as_u16(), run.status().as_u16());
+        let loser = match statuses {
+            (201, 409) => run,
+            (409, 201) => standby,
+            other => panic!("race {i}: exactly one admitted, got (standby, run) = {other:?}"),
+        };
+        let body: Value = loser.json().await.unwrap();
+        assert_eq!(body["error"]["code"], "thread_busy", "race {i}: {body}");
+        if statuses.0 == 201 {
+            // Within the tenant's max_standbys.
+            let released = http.delete(format!("{path}/standby")).send().await.unwrap();
+            assert_eq!(released.status(), 200);
+        }
+    }
+    server.shutdown().await.unwrap();
+}
