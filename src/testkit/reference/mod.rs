@@ -5,7 +5,8 @@
 //!
 //! Without a script it improvises from the prompt, which makes it a usable demo agent: the words
 //! `permission`/`approve`, `question`, `plan`, `slow`, `fail`, `stdout` and `notice` select behaviours,
-//! and a JSON object at the end of the prompt becomes the approvals' `details` and the notice's `data`.
+//! and a JSON object at the end of a prompt that asks for a notice or an approval becomes the approvals'
+//! `details` and the notice's `data` (and is not echoed).
 
 mod script;
 
@@ -149,8 +150,18 @@ impl ReferenceDriver {
     }
 
     fn improvise(prompt: &str, schema: bool) -> Script {
-        // The object is for the driver, not the conversation: it is never echoed.
-        let (prompt, object) = prompt_object(prompt);
+        // A trailing object is for the driver only when the prompt asks for what carries it (a notice's
+        // data, approvals' details); then it is never echoed. Otherwise it is conversation (a tool
+        // result's JSON content, say) and the reply echoes it.
+        let words = prompt.to_lowercase();
+        let (prompt, object) = if ["notice", "permission", "approve", "plan", "question"]
+            .iter()
+            .any(|w| words.contains(w))
+        {
+            prompt_object(prompt)
+        } else {
+            (prompt, JsonMap::new())
+        };
         let p = prompt.to_lowercase();
         let mut steps = vec![Step::Thinking(format!("Considering: {}", truncate(prompt, 60)))];
         if p.contains("stdout") {
@@ -795,5 +806,35 @@ pub fn ask_everything() -> crate::driver::ApprovalPolicy {
         plan_review: ApprovalMode::Ask,
         question: crate::driver::QuestionMode::Ask,
         ..Default::default()
+    }
+}
+
+#[cfg(test)]
+mod prompt_object_tests {
+    use super::{ReferenceDriver, Step};
+
+    fn reply(prompt: &str) -> String {
+        let script = ReferenceDriver::improvise(prompt, false);
+        script
+            .steps
+            .iter()
+            .find_map(|s| match s {
+                Step::Text { text, .. } => Some(text.clone()),
+                _ => None,
+            })
+            .expect("a text reply")
+    }
+
+    #[test]
+    fn a_trailing_object_is_conversation_unless_the_prompt_asks_for_what_carries_it() {
+        // A frontend tool's JSON result, handed back as the next prompt, is echoed.
+        assert!(reply(r#"The result of tool call fe-1: {"confirmed":"yes"}"#).contains("confirmed"));
+        // A notice's data is for the driver: taken, never echoed.
+        let script = ReferenceDriver::improvise(r#"a notice {"api_key":"sk-x"}"#, false);
+        assert_eq!(
+            script.approval_details.get("api_key").and_then(|v| v.as_str()),
+            Some("sk-x")
+        );
+        assert!(!reply(r#"a notice {"api_key":"sk-x"}"#).contains("sk-x"));
     }
 }
