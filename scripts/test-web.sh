@@ -3,7 +3,9 @@
 # 1.0.0 and 0.0.59 against `agent-adaptor serve`) and the web demo's end-to-end test (web-demo/e2e:
 # CopilotKit in Debian's headless chromium, against the `reference` agent and, when the pinned CLI is
 # installed, the real Claude CLI talking to `mock-model-server`), and the OpenAPI lint (tests/openapi-lint:
-# the pinned Redocly CLI on the committed openapi/openapi.json, 0 problems). Installs the pinned npm dependencies
+# the pinned Redocly CLI on the committed openapi/openapi.json, 0 problems), and the short variant of the peer
+# benchmark (benches/peers: the Claude CLI alone, ag-ui-claude-sdk and the service; it prints the table and fails
+# only when a path did not complete). Installs the pinned npm dependencies
 # (npm ci, no install scripts), installs chromium from apt when it is missing and we are root, builds
 # the binaries, runs both. Exits non-zero on any failure; prints "SKIPPED: <why>" and exits 0 only when
 # node is missing. The real-Claude scenarios print "SKIPPED: <why>" without the CLI, and fail instead
@@ -60,6 +62,9 @@ echo "== OpenAPI lint (tests/openapi-lint: Redocly CLI, recommended-strict)"
 
 echo "== AG-UI client conformance (tests/agui-node)"
 (cd "$root/tests/agui-node" && node --test --test-concurrency=1 test/) || failed=1
+
+echo "== peer benchmark, short CI variant (benches/peers/run.sh --ci: fails only when a path did not complete)"
+"$root/benches/peers/run.sh" --ci || failed=1
 
 echo "== web-demo build"
 (cd "$root/web-demo" && npm run --silent build >/dev/null) || failed=1

@@ -44,6 +44,8 @@ status=0
 cargo nextest run --no-fail-fast "$@" || status=$?
 echo "== running doc tests" >&2
 cargo test --doc
+echo "== running the API fuzz tier, short (schemathesis, dev mode + SQLite; full matrix: scripts/api-fuzz.sh)" >&2
+scripts/api-fuzz.sh --ci || status=$?
 echo "== running the Node/browser tier (AG-UI clients, web demo in chromium)" >&2
 scripts/test-web.sh
 exit "$status"

@@ -197,6 +197,7 @@ pub fn initialize(agent: &Agent, _requested: u16) -> InitializeResponse {
                 http: mcp.http,
                 sse: mcp.sse,
             },
+            session_capabilities: Default::default(),
         },
         auth_methods: Vec::new(),
         agent_info: Implementation {

@@ -95,16 +95,17 @@ pub enum Incoming {
 
 /// Classifies one line.
 pub fn classify(line: &str) -> Incoming {
-    let value: Value = match serde_json::from_str(line) {
-        Ok(v) => v,
-        Err(e) => {
-            return Incoming::Invalid {
-                id: Value::Null,
-                error: RpcError::new(PARSE_ERROR, "Parse error")
-                    .with_data(json!({ "detail": e.to_string() })),
-            };
-        }
-    };
+    match serde_json::from_str(line) {
+        Ok(v) => classify_value(v),
+        Err(e) => Incoming::Invalid {
+            id: Value::Null,
+            error: RpcError::new(PARSE_ERROR, "Parse error").with_data(json!({ "detail": e.to_string() })),
+        },
+    }
+}
+
+/// Classifies one already-parsed frame (the client driver reads frames as JSON values).
+pub fn classify_value(value: Value) -> Incoming {
     let Value::Object(mut obj) = value else {
         return invalid(Value::Null, "a message must be a JSON object");
     };

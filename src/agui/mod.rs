@@ -1,6 +1,7 @@
 //! The AG-UI protocol (1.0, and the subset CopilotKit's pinned 0.0.59 client accepts): event
 //! types, the translation of runtime [`Event`](crate::runtime::Event)s into AG-UI events, and the
-//! `RunAgentInput` request, and approvals as interrupts or decision tool calls ([`interrupts`]). Pure
+//! `RunAgentInput` request, approvals as interrupts or decision tool calls ([`interrupts`]), and the
+//! bridge's [`RunRegistry`] of active executions per thread (spec §17). Pure
 //! protocol: no HTTP here — the server mounts it.
 //!
 //! The translation keeps the client's verifier happy by construction: `RUN_STARTED` first, exactly
@@ -13,9 +14,11 @@
 pub mod events;
 pub mod input;
 pub mod interrupts;
+pub mod registry;
 mod translate;
 
 pub use events::{AguiEvent, Interrupt, Outcome};
 pub use input::{InputMessage, RunAgentInput, thread_key};
 pub use interrupts::{Answer, AnswerError, ApprovalMode};
+pub use registry::{RunRegistry, SendError, input_text};
 pub use translate::{Translator, tool_call_id};

@@ -201,7 +201,8 @@ pub async fn run(args: RunArgs) -> ExitCode {
         mpsc::unbounded_channel().1
     };
     let mut pending: Option<ApprovalRequest> = None;
-    let mut stdout = std::io::stdout();
+    // Colours only on a terminal and never with `NO_COLOR` (anstream strips them otherwise).
+    let mut stdout = anstream::stdout();
     loop {
         tokio::select! {
             ev = events.next() => {
@@ -212,12 +213,12 @@ pub async fn run(args: RunArgs) -> ExitCode {
                     print_event(&ev, &mut stdout);
                 }
                 if let Payload::ApprovalRequest(req) = &ev.payload {
-                    eprint!("\n\x1b[35m? {} ({})", req.title, req.kind.as_str());
+                    anstream::eprint!("\n\x1b[35m? {} ({})", req.title, req.kind.as_str());
                     if !req.choices.is_empty() {
                         let keys: Vec<_> = req.choices.iter().map(|c| c.key.as_str()).collect();
-                        eprint!(" choices: {}", keys.join("/"));
+                        anstream::eprint!(" choices: {}", keys.join("/"));
                     }
-                    eprintln!(" [y/n reason]\x1b[0m");
+                    anstream::eprintln!(" [y/n reason]\x1b[0m");
                     pending = Some(req.clone());
                 }
                 if let Payload::Notice(n) = &ev.payload
@@ -238,7 +239,7 @@ pub async fn run(args: RunArgs) -> ExitCode {
     match stream.result().await {
         Ok(r) => {
             if !args.json {
-                eprintln!(
+                anstream::eprintln!(
                     "\n\x1b[32m✓ done\x1b[0m ({} turn(s){})",
                     r.turns,
                     r.usage
@@ -249,7 +250,7 @@ pub async fn run(args: RunArgs) -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("\n\x1b[31m✗ {e}\x1b[0m");
+            anstream::eprintln!("\n\x1b[31m✗ {e}\x1b[0m");
             ExitCode::from(1)
         }
     }

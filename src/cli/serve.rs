@@ -91,6 +91,10 @@ pub struct ServeArgs {
     /// run waits for the store (default 4096, at least 1).
     #[arg(long, env = "AGENT_ADAPTOR_RECORD_BACKLOG", value_parser = clap::value_parser!(u32).range(1..))]
     record_backlog: Option<u32>,
+    /// How many committed events of each run stay in memory for live subscribers (default 1024, at least
+    /// 1); a subscriber further behind reads them from the store.
+    #[arg(long, env = "AGENT_ADAPTOR_LIVE_WINDOW", value_parser = clap::value_parser!(u32).range(1..))]
+    live_window: Option<u32>,
     /// This replica's stable owner id. On restart with the same id its unfinished runs end
     /// `interrupted` at once; by default every start gets a fresh id (on Postgres a dead replica's runs
     /// then end when its heartbeat lapses, within a minute).
@@ -181,6 +185,9 @@ fn config(args: &ServeArgs) -> Result<ServerConfig, String> {
     }
     if let Some(n) = args.record_backlog {
         config.record_backlog = n as usize;
+    }
+    if let Some(n) = args.live_window {
+        config.live_window = n as usize;
     }
     if let Some(id) = args.replica_id.as_deref() {
         if id.is_empty() || id.len() > 128 || id.contains('\0') {

@@ -171,6 +171,34 @@ pub mod notice_kind {
     pub const PROVIDER_INVALID: &str = "provider.invalid";
     /// A provider-side retry (e.g. an API retry after an overload).
     pub const PROVIDER_RETRY: &str = "provider.retry";
+    /// The usage of the turn in progress so far (`data`: `input_tokens`, `output_tokens`,
+    /// `cached_input_tokens`), from drivers whose CLI streams it before the turn ends; the turn's
+    /// `TurnEnd` usage supersedes it. Metering and budgets read it to stop a run mid-turn.
+    pub const USAGE: &str = "usage";
+}
+
+impl Usage {
+    /// The `usage` notice of a turn's usage so far ([`notice_kind::USAGE`]).
+    pub fn progress_notice(&self) -> Notice {
+        Notice::new(notice_kind::USAGE, "")
+            .with_data("input_tokens", self.input_tokens)
+            .with_data("output_tokens", self.output_tokens)
+            .with_data("cached_input_tokens", self.cached_input_tokens)
+    }
+
+    /// The usage a [`notice_kind::USAGE`] notice reports (`None` for any other notice).
+    pub fn from_progress_notice(n: &Notice) -> Option<Usage> {
+        if n.kind != notice_kind::USAGE {
+            return None;
+        }
+        let count = |k: &str| n.data.get(k).and_then(Value::as_u64).unwrap_or(0);
+        Some(Usage {
+            input_tokens: count("input_tokens"),
+            output_tokens: count("output_tokens"),
+            cached_input_tokens: count("cached_input_tokens"),
+            estimated_cost_milli: 0,
+        })
+    }
 }
 
 /// An informational or diagnostic event. Kinds are open-ended strings (see [`notice_kind`]).

@@ -1,6 +1,7 @@
 //! Provider drivers, one module per coding-agent CLI, and the capability matrix rendered from their
 //! descriptors.
 
+pub mod acp;
 pub mod capabilities;
 pub mod claude;
 pub mod codebuddy;

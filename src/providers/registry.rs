@@ -6,6 +6,11 @@
 //! offers is one `run --agent` can drive. Adding a provider is one [`PROVIDERS`] row and one match arm
 //! in [`driver`].
 //!
+//! The `acp` provider drives any Agent Client Protocol agent: its configuration names the command
+//! (`{"command": "npx", "args": ["@agentclientprotocol/claude-agent-acp"]}`); building it starts the
+//! agent once to read what it declares (`providers::acp`), and an agent that cannot be started or does
+//! not answer `initialize` is an invalid configuration. It has no binary to discover on `PATH`.
+//!
 //! The built-in `reference` provider (an in-memory driver that needs no CLI) is available with the
 //! `testkit` feature, which the binary enables.
 
@@ -15,6 +20,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use super::acp::{AcpConfig, AcpDriver};
 use super::claude;
 use super::codebuddy::{CodeBuddyConfig, CodeBuddyDriver};
 use super::codex::{CodexConfig, CodexDriver};
@@ -71,6 +77,9 @@ pub const PROVIDERS: &[Provider] = &[
 
 /// The name of the built-in provider that needs no CLI (with the `testkit` feature).
 pub const REFERENCE: &str = "reference";
+
+/// The name of the provider that drives any ACP agent (configured with a command; not discovered).
+pub const ACP: &str = "acp";
 
 /// The CLI-backed provider called `name`.
 pub fn provider(name: &str) -> Option<&'static Provider> {
@@ -154,6 +163,13 @@ pub fn driver(provider: &str, config: &Value, defaults: &Defaults) -> Result<Arc
             let mut c: CursorConfig = serde_json::from_value(config).map_err(invalid)?;
             c.common.command = c.common.command.or_else(program);
             Arc::new(CursorDriver::new(c))
+        }
+        ACP => {
+            let mut c: AcpConfig = serde_json::from_value(config).map_err(invalid)?;
+            c.common.command = c.common.command.or_else(|| defaults.program.clone());
+            let driver = AcpDriver::connect_blocking(c)
+                .map_err(|e| invalid(<serde_json::Error as serde::de::Error>::custom(e)))?;
+            Arc::new(driver)
         }
         other => return Err(RegistryError::UnknownProvider(other.to_owned())),
     })
@@ -242,6 +258,29 @@ mod tests {
             driver("claude", &json!({"command": 5}), &Defaults::default()),
             Err(RegistryError::InvalidConfig { provider, .. }) if provider == "claude"
         ));
+    }
+
+    #[test]
+    fn an_acp_agent_needs_a_command_that_answers_initialize() {
+        let Err(no_command) = driver(ACP, &Value::Null, &Defaults::default()) else {
+            panic!("an acp agent without a command was built");
+        };
+        assert!(
+            no_command.to_string().contains("command is required"),
+            "{no_command}"
+        );
+        let Err(missing) = driver(
+            ACP,
+            &json!({"command": "/nonexistent/acp-agent"}),
+            &Defaults::default(),
+        ) else {
+            panic!("an acp agent that cannot start was built");
+        };
+        assert!(
+            matches!(&missing, RegistryError::InvalidConfig { provider, .. } if provider == ACP),
+            "{missing}"
+        );
+        assert!(missing.to_string().contains("cannot start"), "{missing}");
     }
 
     #[test]

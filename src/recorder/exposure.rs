@@ -105,8 +105,16 @@ impl ExposurePolicy {
                     obj.insert("withheld".into(), Value::Bool(true));
                 }
             }
-            "notice" if !self.include_transcript => {
-                obj.remove("item");
+            "notice" => {
+                if !self.include_transcript {
+                    obj.remove("item");
+                }
+                // A turn's usage so far is usage: its counts go only where usage may.
+                let usage =
+                    obj.get("kind").and_then(Value::as_str) == Some(crate::driver::notice_kind::USAGE);
+                if usage && !self.include_usage {
+                    obj.remove("data");
+                }
             }
             _ => {}
         }

@@ -152,6 +152,58 @@ mod tests {
     }
 
     #[test]
+    fn auto_deny_all_needs_auto_deny_support_for_each_of_the_three_kinds() {
+        let all_deny = || Policy {
+            approvals: ApprovalPolicy::auto_deny_all(),
+            ..Default::default()
+        };
+        let full = || RunPolicyCaps {
+            permission: vec![DecisionMode::Ask, DecisionMode::AutoDeny],
+            plan_review: vec![DecisionMode::Ask, DecisionMode::AutoDeny],
+            question: vec![DecisionMode::Ask, DecisionMode::AutoDeny],
+            ..Default::default()
+        };
+        let with = |caps: RunPolicyCaps| Descriptor {
+            driver_type: "t".into(),
+            run_policy: caps,
+            ..Default::default()
+        };
+        assert!(check(&with(full()), &resolved(all_deny(), vec![])).is_ok());
+        for missing in [
+            DecisionKind::Permission,
+            DecisionKind::PlanReview,
+            DecisionKind::Question,
+        ] {
+            let mut caps = full();
+            match missing {
+                DecisionKind::Permission => caps.permission = vec![DecisionMode::Ask],
+                DecisionKind::PlanReview => caps.plan_review = vec![DecisionMode::Ask],
+                DecisionKind::Question => caps.question = vec![DecisionMode::Ask],
+            }
+            assert!(
+                matches!(
+                    check(&with(caps), &resolved(all_deny(), vec![])),
+                    Err(ConfigError::HumanDecisionModeUnsupported { kind, mode: DecisionMode::AutoDeny, .. })
+                        if kind == missing
+                ),
+                "auto-deny for every kind needs it for {missing:?} too"
+            );
+        }
+        // The inherited question default (auto-deny) is portable: it needs no declaration.
+        let mut caps = full();
+        caps.question = vec![];
+        let only_binary = Policy {
+            approvals: ApprovalPolicy {
+                permission: ApprovalMode::AutoDeny,
+                plan_review: ApprovalMode::AutoDeny,
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        assert!(check(&with(caps), &resolved(only_binary, vec![])).is_ok());
+    }
+
+    #[test]
     fn mcp_transport_and_shape_are_checked() {
         let http = McpServer::http("h", "http://127.0.0.1:9/mcp");
         assert!(matches!(

@@ -316,6 +316,7 @@ pub(crate) fn refused(err: Error) -> Stream {
             outcome: rx,
             cancel: CancellationToken::new(),
             verdict: Verdict::default(),
+            cpu: Default::default(),
         }),
     }
 }
@@ -371,6 +372,28 @@ impl Agent {
     }
 
     /// An Agent with default options.
+    ///
+    /// There is no nil Driver to pass (the Go reference panics on one): `new` takes a driver by
+    /// value, so a missing driver is a compile error, not a runtime panic. A driver builds:
+    ///
+    /// ```
+    /// use agent_adaptor::runtime::Agent;
+    /// use agent_adaptor::testkit::reference::{ReferenceConfig, ReferenceDriver};
+    /// let _agent = Agent::new(ReferenceDriver::new(ReferenceConfig::default()));
+    /// ```
+    ///
+    /// and nothing in the place of one does:
+    ///
+    /// ```compile_fail
+    /// use agent_adaptor::runtime::Agent;
+    /// use agent_adaptor::testkit::reference::ReferenceDriver;
+    /// let _agent = Agent::new(None::<ReferenceDriver>);
+    /// ```
+    ///
+    /// ```compile_fail
+    /// use agent_adaptor::runtime::Agent;
+    /// let _agent = Agent::builder_arc(std::ptr::null());
+    /// ```
     pub fn new(driver: impl Driver) -> Agent {
         Self::builder(driver).build()
     }
@@ -546,11 +569,12 @@ impl Agent {
             cli_version: inner.cli_version.clone(),
         };
         // In the caller's span (a host's run span), so the execution's logs carry it.
+        // Every child process the execution spawns or leases is charged to its CPU meter.
+        let cpu = crate::driver::process::CpuMeter::new();
         inner
             .tracker
-            .spawn(tracing::Instrument::in_current_span(super::identity::scope(
-                identity,
-                super::rescue::guarded(exec),
+            .spawn(tracing::Instrument::in_current_span(cpu.clone().scope(
+                super::identity::scope(identity, super::rescue::guarded(exec)),
             )));
         Stream {
             shared: Arc::new(stream::Shared {
@@ -560,6 +584,7 @@ impl Agent {
                 outcome: outcome_rx,
                 cancel,
                 verdict,
+                cpu,
             }),
         }
     }

@@ -306,6 +306,69 @@ mod tests {
     }
 
     #[test]
+    fn approve_all_approves_binary_kinds_and_denies_questions_and_deny_all_denies_every_kind() {
+        for kind in [DecisionKind::Permission, DecisionKind::PlanReview] {
+            let (req, mut rx) = request(kind);
+            approve_all(&req).unwrap();
+            assert_eq!(rx.try_recv().unwrap(), HostAnswer::Approve, "{kind:?}");
+        }
+        let (q, mut rx) = request(DecisionKind::Question);
+        approve_all(&q).unwrap();
+        assert!(
+            matches!(rx.try_recv().unwrap(), HostAnswer::Deny(_)),
+            "a question is denied, never answered"
+        );
+        for kind in [
+            DecisionKind::Permission,
+            DecisionKind::PlanReview,
+            DecisionKind::Question,
+        ] {
+            let (req, mut rx) = request(kind);
+            deny_all(&req, "not today").unwrap();
+            assert_eq!(
+                rx.try_recv().unwrap(),
+                HostAnswer::Deny("not today".into()),
+                "{kind:?}"
+            );
+            assert_eq!(approve_all(&req), Err(ApprovalError::Resolved), "exactly once");
+        }
+    }
+
+    #[test]
+    fn forward_is_an_attributed_copy_sharing_the_responder() {
+        let (mut req, mut rx) = request(DecisionKind::Question);
+        req.choices = vec![DecisionChoice {
+            key: "red".into(),
+            label: "Red".into(),
+            description: String::new(),
+        }];
+        req.details.insert("path".into(), "a.txt".into());
+        assert_eq!(req.origin(), &Origin::default(), "zero for a single Agent");
+        let origin = Origin {
+            member: "reviewer".into(),
+            task: "task-7".into(),
+        };
+        let mut copy = req.forward(origin.clone());
+        assert_eq!(copy.origin(), &origin);
+        assert_eq!(req.origin(), &Origin::default(), "the original is not attributed");
+        assert_eq!((copy.id.as_str(), copy.kind), (req.id.as_str(), req.kind));
+        // Choices and details are copies: changing the copy's leaves the original's.
+        copy.choices.clear();
+        copy.details.clear();
+        assert_eq!(req.choices.len(), 1);
+        assert_eq!(req.details.get("path").and_then(|v| v.as_str()), Some("a.txt"));
+        // One responder: answering the original resolves the copy too.
+        assert!(copy.is_pending());
+        req.answer("red").unwrap();
+        assert!(
+            !copy.is_pending(),
+            "the copy is resolved by the original's answer"
+        );
+        assert_eq!(copy.answer("blue"), Err(ApprovalError::Resolved));
+        assert_eq!(rx.try_recv().unwrap(), HostAnswer::Answer("red".into()));
+    }
+
+    #[test]
     fn concurrent_responders_exactly_one_wins() {
         for _ in 0..50 {
             let (req, _rx) = request(DecisionKind::Permission);

@@ -17,6 +17,7 @@ mod messages;
 pub mod options;
 mod pipeline;
 mod profile;
+mod release;
 mod rescue;
 pub mod result;
 mod services;

@@ -838,6 +838,7 @@ impl Worker {
     /// Takes the thread's store lease (no retry: a host reopens the Standby).
     async fn acquire(&self) -> Result<(), Error> {
         let (ttl, _) = self.timing;
+        super::release::settle(&self.store, &self.target).await;
         let lease = self
             .store
             .acquire_lease(&self.target, &self.owner, ttl)
@@ -886,10 +887,11 @@ impl Worker {
         let lease = self.owned.lease.lock().unwrap_or_else(|p| p.into_inner()).take();
         self.owned.lost.cancel();
         if let Some(lease) = lease
-            && let Err(e) = self.store.release_lease(&lease).await
+            && let Err(e) = super::release::release(&self.store, &lease).await
         {
             self.ownership_notice(format!(
-                "releasing the Standby's ownership of the thread failed: {e}; it lapses when its lease expires"
+                "releasing the Standby's ownership of the thread failed: {e}; this process releases it \
+                 before it next takes the thread, others when its lease expires"
             ));
         }
         if let Some(last) = self.forwarding.take() {

@@ -22,9 +22,34 @@ pub(crate) struct Shared {
     pub outcome: watch::Receiver<Option<RunOutcome>>,
     pub cancel: CancellationToken,
     pub verdict: Verdict,
+    pub cpu: crate::driver::process::CpuMeter,
 }
 
 /// The handle of one execution. Cheap to clone; all clones observe the same execution.
+///
+/// A Stream (like a [`Standby`](super::Standby)) is stopped with `cancel`; it has no `close`, which
+/// is the Agent's resource shutdown (§2). Cancelling compiles:
+///
+/// ```
+/// fn stop(stream: &agent_adaptor::runtime::Stream, standby: &agent_adaptor::runtime::Standby) {
+///     stream.cancel();
+///     standby.cancel();
+/// }
+/// ```
+///
+/// and closing either does not:
+///
+/// ```compile_fail
+/// fn stop(stream: &agent_adaptor::runtime::Stream) {
+///     stream.close();
+/// }
+/// ```
+///
+/// ```compile_fail
+/// fn stop(standby: &agent_adaptor::runtime::Standby) {
+///     standby.close();
+/// }
+/// ```
 #[derive(Clone)]
 pub struct Stream {
     pub(crate) shared: Arc<Shared>,
@@ -70,6 +95,14 @@ impl Stream {
         }
     }
 
+    /// The CPU time (user + system) the execution's provider processes used so far: children it
+    /// spawned, from their rusage when they exited, and a persistent process it leased, for the time
+    /// of the lease (see [`CpuMeter`](crate::driver::process::CpuMeter)). Zero where it cannot be
+    /// measured.
+    pub fn cpu_time(&self) -> std::time::Duration {
+        self.shared.cpu.total()
+    }
+
     /// The outcome if the execution already finished.
     pub fn try_result(&self) -> Option<RunOutcome> {
         self.shared.outcome.borrow().clone()
@@ -98,6 +131,14 @@ impl Stream {
         self.shared.verdict.confirm(reason, message, details);
         self.shared.broker.cancel();
         self.shared.cancel.cancel();
+    }
+
+    /// Publishes a notice of the host's own into this execution's events, numbered like the driver's
+    /// (a service's budget warning, say). Ignored once the execution finished.
+    pub fn notice(&self, notice: crate::driver::Notice) {
+        self.shared
+            .broker
+            .publish_critical(super::event::Payload::Notice(notice), None);
     }
 
     /// Sends a supplemental message into this execution. `Ok` returns the message id and means

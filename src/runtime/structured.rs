@@ -88,9 +88,9 @@ impl OutputSpec {
                 "the schema must be a JSON object".into(),
             ));
         }
+        // An explicit description replaces whatever the schema (or the type's doc comment) said.
         if let (Some(d), Some(obj)) = (&opts.description, schema.as_object_mut()) {
-            obj.entry("description")
-                .or_insert_with(|| Value::String(d.clone()));
+            obj.insert("description".into(), Value::String(d.clone()));
         }
         let validator = jsonschema::validator_for(&schema)
             .map_err(|e| ConfigError::InvalidOutputSchema(e.to_string()))?;
@@ -229,6 +229,72 @@ mod tests {
         );
         let err = spec.validate(&serde_json::json!({"ok": "yes"})).unwrap_err();
         assert!(err.contains("ok") || err.contains("score"), "{err}");
+    }
+
+    /// The verdict of a review.
+    #[derive(schemars::JsonSchema, serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Review {
+        inner: Inner,
+    }
+
+    #[derive(schemars::JsonSchema, serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Inner {
+        n: u32,
+    }
+
+    #[test]
+    fn schema_options_name_describe_inline_and_open_derived_schemas() {
+        let plain = OutputSpec::derive::<Review>(SchemaOptions::new()).unwrap();
+        assert_eq!(plain.name, "Review", "the type name by default");
+        let text = plain.schema.to_string();
+        assert!(
+            text.contains("$ref") && text.contains("$defs"),
+            "references by default: {text}"
+        );
+        assert_eq!(plain.schema["description"], "The verdict of a review.");
+        let extra = serde_json::json!({ "inner": { "n": 1, "y": 2 }, "x": 1 });
+        assert!(plain.validate(&extra).is_err(), "closed objects stay closed");
+
+        let opts = SchemaOptions {
+            description: Some("what the host says it is".into()),
+            allow_additional_properties: true,
+            ..SchemaOptions::new().name("my_review").inline_references()
+        };
+        let spec = OutputSpec::derive::<Review>(opts).unwrap();
+        assert_eq!(spec.name, "my_review");
+        assert_eq!(
+            spec.schema["description"], "what the host says it is",
+            "the option's description wins over the derived one"
+        );
+        assert!(
+            !spec.schema.to_string().contains("$ref"),
+            "inlined: {}",
+            spec.schema
+        );
+        assert!(
+            spec.validate(&extra).is_ok(),
+            "additional properties allowed at every level"
+        );
+        assert!(
+            spec.validate(&serde_json::json!({ "inner": { "n": "no" } }))
+                .is_err(),
+            "declared properties still validate"
+        );
+
+        let explicit = OutputSpec::from_json(
+            br#"{"type":"object"}"#,
+            SchemaOptions {
+                description: Some("explicit".into()),
+                ..SchemaOptions::new()
+            },
+        )
+        .unwrap();
+        assert_eq!(explicit.name, "output");
+        assert_eq!(explicit.schema["description"], "explicit");
     }
 
     #[test]

@@ -588,6 +588,8 @@ impl ExecutionHooks for ThreadHooks {
                 held.borrowed = true;
             }
             None => {
+                // A lease this process failed to release at an earlier run's end is its own and idle.
+                super::release::settle(&self.store, &self.target(&key)).await;
                 let lease = self
                     .store
                     .acquire_lease(&self.target(&key), &self.owner, ttl)
@@ -911,7 +913,7 @@ impl ExecutionHooks for ThreadHooks {
         Ok(())
     }
 
-    async fn release(&self, _broker: &Broker) {
+    async fn release(&self, broker: &Broker) {
         let mut held = self.held.lock().await;
         if let Some(r) = held.renewal.take() {
             r.abort();
@@ -919,7 +921,20 @@ impl ExecutionHooks for ThreadHooks {
         let borrowed = std::mem::take(&mut held.borrowed);
         let leases: Vec<Lease> = held.leases.drain(..).skip(usize::from(borrowed)).collect();
         for lease in leases.into_iter().rev() {
-            let _ = self.store.release_lease(&lease).await;
+            if let Err(e) = super::release::release(&self.store, &lease).await {
+                tracing::warn!(lease = %lease.target, error = %e, "could not release the thread's lease");
+                broker.publish_critical(
+                    Payload::Notice(Notice::new(
+                        notice_kind::THREAD_PERSISTENCE,
+                        format!(
+                            "releasing the thread's lease failed {} times: {e}; this process releases it \
+                             before its next run on the thread",
+                            super::release::RELEASE_ATTEMPTS
+                        ),
+                    )),
+                    None,
+                );
+            }
         }
     }
 }

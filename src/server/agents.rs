@@ -178,6 +178,15 @@ pub fn build(
         let mut builder = Agent::builder_arc(driver)
             .thread_store(store.clone())
             .policy(policy);
+        if let Some(n) = spec.events.buffer {
+            if !(1..=1_000_000).contains(&n) {
+                return Err(refuse(format!("events.buffer must be 1 to 1000000, not {n}")));
+            }
+            builder = builder.event_buffer(n);
+        }
+        if spec.events.blocking {
+            builder = builder.blocking_events();
+        }
         let parts = host.take(&spec.name);
         let has_tools = parts.tools.is_some();
         if let Some(host_tools) = parts.tools {

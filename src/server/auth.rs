@@ -67,6 +67,8 @@ pub struct TenantSpec {
     pub keys: Vec<KeyHash>,
     /// Limits overriding the service defaults, field by field.
     pub limits: Limits,
+    /// An operator tenant: its keys also read every tenant's usage (`GET /v1/usage?tenant=`).
+    pub admin: bool,
 }
 
 impl TenantSpec {
@@ -93,6 +95,12 @@ impl TenantSpec {
     /// Replaces the tenant's limits.
     pub fn limits(mut self, limits: Limits) -> Self {
         self.limits = limits;
+        self
+    }
+
+    /// Makes the tenant an operator (see [`TenantSpec::admin`]).
+    pub fn admin(mut self, admin: bool) -> Self {
+        self.admin = admin;
         self
     }
 }
@@ -131,12 +139,15 @@ type KeyEntry = (KeyHash, Arc<str>);
 #[derive(Debug, Default)]
 pub struct Auth {
     keys: RwLock<Arc<[KeyEntry]>>,
+    /// The operator tenants, swapped with the keys.
+    admins: RwLock<Arc<BTreeSet<String>>>,
 }
 
 impl Auth {
     /// Builds the table; refuses empty or duplicate tenant names and duplicate keys.
     pub fn new(tenants: &[TenantSpec]) -> Result<Self, AuthConfigError> {
         let mut names = BTreeSet::new();
+        let mut admins = BTreeSet::new();
         let mut keys: Vec<(KeyHash, Arc<str>)> = Vec::new();
         for t in tenants {
             if t.name.trim().is_empty() {
@@ -144,6 +155,9 @@ impl Auth {
             }
             if !names.insert(t.name.as_str()) {
                 return Err(AuthConfigError::DuplicateTenant(t.name.clone()));
+            }
+            if t.admin {
+                admins.insert(t.name.clone());
             }
             let name: Arc<str> = Arc::from(t.name.as_str());
             for k in &t.keys {
@@ -155,12 +169,21 @@ impl Auth {
         }
         Ok(Auth {
             keys: RwLock::new(keys.into()),
+            admins: RwLock::new(Arc::new(admins)),
         })
     }
 
     fn table(&self) -> Arc<[KeyEntry]> {
         // Nothing panics while holding the lock; recover the table if something ever did.
         self.keys.read().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
+    /// True when `tenant` is an operator tenant (its keys read every tenant's usage).
+    pub fn is_admin(&self, tenant: &str) -> bool {
+        self.admins
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .contains(tenant)
     }
 
     /// True when at least one key is configured (otherwise: dev mode).
@@ -177,12 +200,14 @@ impl Auth {
     /// authentication off: a service started with keys keeps requiring one until it restarts, so a
     /// half-written configuration file can never open it.
     pub fn replace(&self, next: Auth) -> Result<(), AuthConfigError> {
+        let admins = next.admins.read().unwrap_or_else(PoisonError::into_inner).clone();
         let next = next.table();
         let mut keys = self.keys.write().unwrap_or_else(PoisonError::into_inner);
         if !keys.is_empty() && next.is_empty() {
             return Err(AuthConfigError::WouldDisable);
         }
         *keys = next;
+        *self.admins.write().unwrap_or_else(PoisonError::into_inner) = admins;
         Ok(())
     }
 

@@ -139,13 +139,19 @@ impl<S: Send + Sync, T: DeserializeOwned + Serialize> FromRequest<S> for JsonBod
             ));
         }
         let bytes = Bytes::from_request(req, state).await?;
-        let bytes = if bytes.iter().all(u8::is_ascii_whitespace) {
+        let bytes = if is_blank(&bytes) {
             Bytes::from_static(b"{}")
         } else {
             bytes
         };
         parse(&bytes).map(JsonBody)
     }
+}
+
+/// An absent body: nothing but JSON whitespace (space, tab, LF, CR) stands for `{}`. Other ASCII
+/// whitespace (form feed) is not JSON and is refused as `invalid_json`.
+fn is_blank(bytes: &[u8]) -> bool {
+    bytes.iter().all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
 }
 
 #[cfg(test)]
@@ -207,6 +213,21 @@ mod tests {
         // Free-form values keep their arrays.
         let ok: Outer = parse(br#"{"name":"x","free":[[1],{"k":[2]}],"list":[{"a":1}]}"#).unwrap();
         assert_eq!(ok.list.len(), 1);
+    }
+
+    #[test]
+    fn only_json_whitespace_is_an_absent_body() {
+        for blank in ["", " ", "\t\r\n "] {
+            assert!(is_blank(blank.as_bytes()), "{blank:?}");
+        }
+        // Found by scripts/api-fuzz.sh (ST201): a form feed was taken as an empty body, 201.
+        for not_json in ["\x0c", " \x0c\n"] {
+            assert!(!is_blank(not_json.as_bytes()), "{not_json:?}");
+            assert_eq!(
+                parse::<Outer>(not_json.as_bytes()).expect_err(not_json).code,
+                "invalid_json"
+            );
+        }
     }
 
     #[test]

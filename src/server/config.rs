@@ -75,6 +75,23 @@ pub struct AgentSpec {
     /// What a run request may add beyond skills from the library (off by default).
     #[serde(default)]
     pub allow_request: RequestGrants,
+    /// Each run's event buffer (spec §6.3): its capacity and whether a full buffer makes the driver
+    /// wait instead of dropping content deltas (counted in `dropped` events).
+    #[serde(default)]
+    pub events: EventsSpec,
+}
+
+/// An agent's run event buffer.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EventsSpec {
+    /// Ordinary events a run buffers before backpressure applies (default 1024; 1 to 1,000,000).
+    #[serde(default)]
+    pub buffer: Option<usize>,
+    /// Wait for room instead of dropping content deltas (the whole run is recorded, at the speed of its
+    /// slowest stage: the pump, or the store behind it; never a client).
+    #[serde(default)]
+    pub blocking: bool,
 }
 
 impl AgentSpec {
@@ -96,6 +113,7 @@ impl AgentSpec {
             profile: Selection::Default,
             profile_resources: Resources::default(),
             allow_request: RequestGrants::default(),
+            events: EventsSpec::default(),
         }
     }
 
@@ -165,6 +183,13 @@ pub struct ServerConfig {
     /// How many of a run's events may be published live before the store committed them; beyond this
     /// the run's pump waits for the store (backpressure, counted in `/metrics`).
     pub record_backlog: usize,
+    /// How many committed events of each run stay in memory for live subscribers; a subscriber further
+    /// behind reads them from the store (memory per run is bounded by this plus `record_backlog`).
+    pub live_window: usize,
+    /// The price table that turns tokens into an estimated cost (`[[prices]]`; first match wins).
+    pub prices: Vec<super::metering::Price>,
+    /// Budgets that refuse and stop runs (`[[budgets]]`).
+    pub budgets: Vec<super::budget::BudgetSpec>,
 }
 
 impl Default for ServerConfig {
@@ -191,6 +216,9 @@ impl Default for ServerConfig {
             trusted_proxies: TrustedProxies::default(),
             log_format: LogFormat::Text,
             record_backlog: crate::server::record::MAX_UNRECORDED,
+            live_window: crate::server::runlog::LIVE_WINDOW,
+            prices: Vec::new(),
+            budgets: Vec::new(),
         }
     }
 }

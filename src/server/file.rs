@@ -112,6 +112,9 @@ pub struct TenantFile {
     /// Limits overriding `[limits]` for this tenant.
     #[serde(default)]
     pub limits: Limits,
+    /// An operator tenant: its keys also read every tenant's usage (`GET /v1/usage`).
+    #[serde(default)]
+    pub admin: bool,
 }
 
 /// The `[retention]` table.
@@ -240,6 +243,15 @@ pub struct FileConfig {
     /// How many of a run's events may be live before the store committed them (at least 1).
     #[serde(default)]
     pub record_backlog: Option<usize>,
+    /// How many committed events of each run stay in memory for live subscribers (at least 1).
+    #[serde(default)]
+    pub live_window: Option<usize>,
+    /// The price table (`[[prices]]`: agent, model, dollars per million input/output/cached tokens).
+    #[serde(default)]
+    pub prices: Vec<super::metering::Price>,
+    /// Budgets (`[[budgets]]`: per, tenant, agent, period, max_tokens, max_cost_usd).
+    #[serde(default)]
+    pub budgets: Vec<super::budget::BudgetSpec>,
 }
 
 impl FileConfig {
@@ -319,8 +331,26 @@ impl FileConfig {
             }
             base.record_backlog = v;
         }
+        if let Some(v) = self.live_window {
+            if v == 0 {
+                return Err(invalid("live_window", "must be at least 1"));
+            }
+            base.live_window = v;
+        }
         if let Some(v) = self.agents {
             base.agents = v;
+        }
+        for (i, p) in self.prices.iter().enumerate() {
+            p.validate().map_err(|m| invalid(&format!("prices[{i}]"), m))?;
+        }
+        if !self.prices.is_empty() {
+            base.prices = self.prices;
+        }
+        for (i, b) in self.budgets.iter().enumerate() {
+            b.validate().map_err(|m| invalid(&format!("budgets[{i}]"), m))?;
+        }
+        if !self.budgets.is_empty() {
+            base.budgets = self.budgets;
         }
         if let Some(v) = self.limits {
             v.validate().map_err(|m| invalid("limits", m))?;
@@ -345,7 +375,7 @@ impl FileConfig {
             t.limits
                 .validate()
                 .map_err(|m| invalid(&format!("tenants.{}.limits", t.name), m))?;
-            let mut spec = TenantSpec::new(&t.name).limits(t.limits);
+            let mut spec = TenantSpec::new(&t.name).limits(t.limits).admin(t.admin);
             for k in &t.keys {
                 spec = spec.key(k)?;
             }

@@ -14,7 +14,11 @@
 //! | `retention` | the background task that applies the event-log retention policy |
 //! | `recovery` | crash recovery: a dead process's runs end `interrupted`, their approvals and threads freed |
 //! | `agents` | building agents from specs and discovering CLIs (adding a provider = one match arm) |
-//! | `runs` | the run registry, the per-run pump recording events, live approvals |
+//! | `runs` | the run registry, the per-run pump (every run's and every Standby execution's), live approvals |
+//! | `runlog`, `record` | a run's live log (a bounded window over the durable log); its writer to the store |
+//! | `reader` | the one reader of a run's log by cursor (window, then store; `lag`/`gap` notices) |
+//! | `usage` | `GET /v1/usage`: usage per tenant, agent and thread (an operator key sees every tenant) |
+//! | `metering`, `budget` | each run's usage (tokens, cost from `[[prices]]`, CLI wall and CPU time); budgets that refuse (402) and stop runs |
 //! | `rest` | agents, runs, run events, approvals, messages, health |
 //! | `agui` | the AG-UI route |
 //! | `threads` | threads (create, list, get, fork, archive), thread history across runs, `/metrics` |
@@ -23,7 +27,7 @@
 //! | `inspect` | the driver's inspection report, each probe under a timeout |
 //! | `playground` | `GET /`: the zero-build playground page |
 //! | `views` | every response body as a `Serialize + ToSchema` type |
-//! | `sse` | SSE framing, replay and live follow |
+//! | `sse` | SSE framing, the stream of a run's log reader |
 //! | `body`, `error` | strict JSON bodies and the one JSON error shape |
 //! | `ranges` | the range of every duration and count of a request or the configuration |
 //! | `extract` | `Query`, `Path` and raw-body extractors whose rejections are that JSON error shape |
@@ -38,6 +42,7 @@ pub mod agents;
 mod agui;
 pub mod auth;
 mod body;
+pub mod budget;
 pub mod config;
 mod conn_io;
 pub mod connections;
@@ -51,21 +56,25 @@ pub mod ip_limits;
 pub mod limits;
 mod listen;
 mod location;
+pub mod metering;
 pub mod openapi;
 mod paths;
 pub mod playground;
 pub mod proxies;
 pub mod ranges;
+pub mod reader;
 mod record;
 pub mod recovery;
 pub mod resources;
 mod rest;
 pub mod retention;
+pub mod runlog;
 pub mod runs;
 mod sse;
 pub mod standby;
 pub mod telemetry;
 mod threads;
+pub mod usage;
 pub mod views;
 
 use std::collections::BTreeMap;
@@ -88,7 +97,7 @@ use tower_http::trace::TraceLayer;
 
 pub use agents::{AgentEntry, AgentError, Agents};
 pub use auth::{AuthConfigError, Tenant, TenantSpec};
-pub use config::{AgentSpec, BusyPolicy, ServerConfig};
+pub use config::{AgentSpec, BusyPolicy, EventsSpec, ServerConfig};
 pub use conn_io::BodyTimedOut;
 pub use connections::{ConnectionTable, Connections};
 pub use error::ApiError;
@@ -289,6 +298,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/v1/runs/{run_id}/messages", post(rest::post_message))
         .route("/v1/runs/{run_id}/approvals", get(rest::list_approvals))
         .route("/v1/runs/{run_id}/approvals/{id}", post(rest::decide))
+        .route("/v1/usage", get(usage::list))
         .route_layer(middleware::from_fn_with_state(state.clone(), auth::guard));
     let r = Router::new()
         .route("/", get(playground::page))
@@ -296,7 +306,10 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/readyz", get(rest::readyz))
         .route("/metrics", get(threads::metrics))
         .merge(v1)
-        .merge(openapi::routes())
+        .merge(openapi::routes({
+            let state = state.clone();
+            move || state.auth.enabled()
+        }))
         .fallback(|| async { ApiError::not_found("no such route") })
         .method_not_allowed_fallback(|| async { ApiError::method_not_allowed() })
         .layer(DefaultBodyLimit::max(limit))
@@ -472,7 +485,12 @@ impl Server {
         let config_ip_limits = config.ip_limits;
         let config_connections = config.connections;
         let config_proxies = config.trusted_proxies.clone();
-        let runs = Arc::new(RunRegistry::new(config.record_backlog));
+        let metering = metering::Metering::new(config.prices.clone(), config.budgets.clone());
+        let runs = Arc::new(RunRegistry::with_metering(
+            config.record_backlog,
+            config.live_window,
+            Arc::new(metering),
+        ));
         let state = Arc::new(AppState {
             config,
             agents,

@@ -263,6 +263,7 @@ pub fn check_config(config: &ServerConfig) -> Result<(), ConfigRangeError> {
         1,
         MAX_RECORD_BACKLOG,
     )?;
+    count("live_window", config.live_window as u64, 1, MAX_RECORD_BACKLOG)?;
     let c = &config.connections;
     duration(
         "connections.header_read_timeout",

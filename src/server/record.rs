@@ -6,7 +6,8 @@
 //! store (default [`MAX_UNRECORDED`]): beyond that the pump waits (counted as `record_waits`), which is the runtime stream's
 //! backpressure. A batch the store refuses is retried while the error is retryable; once a batch is
 //! lost the writer records nothing more of the run, so the durable log stays a gap-free prefix, and
-//! every later flush answers the typed [`StoreError`].
+//! every later flush answers the typed [`StoreError`]. Each commit is reported to the run's live log
+//! ([`super::runlog::RunLog::committed`]), which may then drop the committed events from memory.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -14,7 +15,7 @@ use std::time::Duration;
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
 
-use super::runs::RunRegistry;
+use super::runs::{RunEntry, RunRegistry};
 use crate::recorder::Recorder;
 use crate::store::{NewEvent, StoreError};
 
@@ -53,7 +54,7 @@ impl Writer {
         recorder: Recorder,
         registry: Arc<RunRegistry>,
         bound: usize,
-        run_id: String,
+        entry: Arc<RunEntry>,
     ) -> (Writer, impl Future<Output = ()> + Send + 'static) {
         let (jobs, rx) = mpsc::unbounded_channel();
         let bound = bound.clamp(1, Semaphore::MAX_PERMITS.min(u32::MAX as usize));
@@ -63,7 +64,7 @@ impl Writer {
             bound,
             registry: registry.clone(),
         };
-        (writer, run(recorder, rx, registry, run_id))
+        (writer, run(recorder, rx, registry, entry))
     }
 
     /// Queues a batch for the store, waiting (counted) while the backlog is full.
@@ -120,8 +121,9 @@ async fn run(
     recorder: Recorder,
     mut rx: mpsc::UnboundedReceiver<Job>,
     registry: Arc<RunRegistry>,
-    run_id: String,
+    entry: Arc<RunEntry>,
 ) {
+    let run_id = entry.run_id.clone();
     let mut lost: Option<StoreError> = None;
     while let Some(first) = rx.recv().await {
         let mut jobs = vec![first];
@@ -140,10 +142,15 @@ async fn run(
                 .iter_mut()
                 .flat_map(|j| std::mem::take(&mut j.events))
                 .collect();
-            if let Err(e) = append(&recorder, events).await {
-                registry.metrics.record_failures.fetch_add(1, Ordering::Relaxed);
-                tracing::warn!(run_id = %run_id, error = %e, "recording failed; the run's later events stay in memory only");
-                lost = Some(e);
+            let last = events.iter().map(|e| e.seq).max();
+            match append(&recorder, events).await {
+                // Durable: the live window may let these go.
+                Ok(()) => entry.log.committed(last.unwrap_or(0)),
+                Err(e) => {
+                    registry.metrics.record_failures.fetch_add(1, Ordering::Relaxed);
+                    tracing::warn!(run_id = %run_id, error = %e, "recording failed; the run's later events stay in memory only");
+                    lost = Some(e);
+                }
             }
         }
         for job in jobs {

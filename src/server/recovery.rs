@@ -14,6 +14,10 @@
 //! 4. its thread's lease is broken at once, so the next send on the thread is admitted and resumes the
 //!    last healthy checkpoint (or starts fresh with the continuity notice, as after any failure).
 //!
+//! An open Standby holds its thread's lease even while idle; it keeps a record (run id prefixed
+//! [`STANDBY_RECORD_PREFIX`], no events) `running` while it is open, so a dead process's Standby is
+//! found like a run: its record ends `interrupted` and its lease is broken at once (steps 2 and 4).
+//!
 //! **Who is dead.** SQLite and memory are single-node: every owner but this process (and this
 //! process's own id when it starts — a stable `replica_id` restarting). On Postgres each replica holds
 //! a heartbeat lease ([`crate::store::replica_lease_target`], TTL [`REPLICA_TTL`], renewed every
@@ -54,6 +58,10 @@ const PAGE: u32 = 100;
 /// Events read per page while finding a run's last recorded sequence.
 const READ_PAGE: u32 = 1000;
 
+/// The run-id prefix of the record an open Standby keeps while it holds its thread (`running` until
+/// it is released): it has no events; recovery only ends it and breaks the thread's lease.
+pub const STANDBY_RECORD_PREFIX: &str = "standby-";
+
 /// What one recovery pass ended.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Recovered {
@@ -85,7 +93,17 @@ pub async fn recover(
             return Ok(total);
         }
         for run in fresh {
-            match end_run(store, &run).await {
+            // A transient failure is retried here: on a single-node store no later pass comes until the
+            // next start, and a run left `running` whose log already ends reads wrong until then.
+            let mut ended = end_run(store, &run).await;
+            for pause in [100, 500] {
+                if !matches!(ended, Err(StoreError::Unavailable { .. })) {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(pause)).await;
+                ended = end_run(store, &run).await;
+            }
+            match ended {
                 Ok(Some(done)) => {
                     tracing::warn!(
                         run_id = %run.run_id,
@@ -140,7 +158,12 @@ async fn last_recorded(store: &Arc<dyn ThreadStore>, run: &RunRecord) -> Result<
 
 /// Ends one run; `None` when another recoverer (or the owner, alive after all) got there first.
 async fn end_run(store: &Arc<dyn ThreadStore>, run: &RunRecord) -> Result<Option<Recovered>, StoreError> {
-    let (last, ended) = last_recorded(store, run).await?;
+    let standby = run.run_id.starts_with(STANDBY_RECORD_PREFIX);
+    let (last, ended) = if standby {
+        (0, true)
+    } else {
+        last_recorded(store, run).await?
+    };
     let info = interrupted_error(last);
     if !ended {
         let key = run.thread_key.clone().unwrap_or_default();

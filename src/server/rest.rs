@@ -13,13 +13,13 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use tokio::sync::mpsc;
 
 use super::AppState;
 use super::auth::Tenant;
 use super::body::JsonBody;
 use super::error::ApiError;
 use super::ranges::ApprovalsBody;
+use super::reader::{LogReader, Source};
 use super::resources::{AgentResources, RunResources};
 use super::runs::{RunEntry, StartRun, approval_outcome, approval_view, outcome_state};
 use super::sse;
@@ -91,7 +91,8 @@ pub async fn get_agent(
 #[derive(Debug, Default, Deserialize, Serialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StartRunBody {
-    /// The prompt.
+    /// The prompt (not empty or only whitespace).
+    #[schema(min_length = 1, pattern = "\\S")]
     pub prompt: String,
     /// Model override.
     #[serde(default)]
@@ -121,7 +122,7 @@ pub struct StartRunBody {
     pub skills: Vec<String>,
     /// HTTP or SSE MCP servers added to the agent's (only where the agent's `allow_request.mcp` is set).
     #[serde(default)]
-    #[schema(value_type = Vec<Object>)]
+    #[schema(value_type = Vec<super::openapi::shapes::RequestMcpServer>)]
     pub mcp: Vec<McpServer>,
     /// The workspace spec (only where the agent's `allow_request.workspace` is set): `{"type":"shared"}`,
     /// `{"type":"driver_managed"}` or `{"type":"git_worktree","base_ref":"main","branch_template":"run/{short}"}`.
@@ -211,7 +212,10 @@ pub fn find_agent<'a>(state: &'a AppState, name: &str) -> Result<&'a super::agen
 /// The public view of a run.
 pub fn run_view(entry: &RunEntry) -> RunView {
     let (state, result, error) = match entry.stream.try_result() {
-        Some(outcome) if entry.is_finished() => outcome_state(&outcome),
+        Some(outcome) if entry.is_finished() => {
+            let (state, result, error) = outcome_state(&outcome);
+            (state, entry.metered.get().cloned().or(result), error)
+        }
         _ if !entry.pending_approvals().is_empty() => (RunState::Parked, None, None),
         _ => (RunState::Running, None, None),
     };
@@ -278,6 +282,7 @@ async fn start(
                 prompt: body.prompt,
                 options,
                 slot: Some(slot),
+                agui: None,
             },
         )
         .await?;
@@ -289,7 +294,7 @@ async fn start(
 }
 
 /// `POST /v1/agents/{agent}/runs`: a stateless run.
-#[utoipa::path(post, path = "/v1/agents/{agent}/runs", tag = "runs", params(("agent" = String, Path, description = "The agent name")), request_body = StartRunBody, responses((status = 201, description = "The run started", body = crate::server::views::RunView, headers(("Location" = String, description = "The run's path, `/v1/runs/{run_id}`"))), (status = 400, description = "invalid_json", body = crate::server::views::ErrorBody), (status = 404, description = "Unknown agent, run or thread", body = crate::server::views::ErrorBody), (status = 415, description = "unsupported_media_type", body = crate::server::views::ErrorBody), (status = 422, description = "invalid_request", body = crate::server::views::ErrorBody), (status = 503, description = "shutting_down", body = crate::server::views::ErrorBody)))]
+#[utoipa::path(post, path = "/v1/agents/{agent}/runs", tag = "runs", params(("agent" = String, Path, description = "The agent name")), request_body = StartRunBody, responses((status = 201, description = "The run started", body = crate::server::views::RunView, headers(("Location" = String, description = "The run's path, `/v1/runs/{run_id}`"))), (status = 400, description = "invalid_json", body = crate::server::views::ErrorBody), (status = 402, description = "budget_exceeded: a budget of the tenant, agent or thread is spent (`[[budgets]]`)", body = crate::server::views::ErrorBody), (status = 403, description = "resource_not_allowed: the request adds a resource (MCP server, workspace, service) the agent's `allow_request` does not allow", body = crate::server::views::ErrorBody), (status = 404, description = "Unknown agent, run or thread", body = crate::server::views::ErrorBody), (status = 415, description = "unsupported_media_type", body = crate::server::views::ErrorBody), (status = 422, description = "invalid_request", body = crate::server::views::ErrorBody), (status = 503, description = "shutting_down", body = crate::server::views::ErrorBody)))]
 pub async fn start_stateless(
     State(state): State<Arc<AppState>>,
     tenant: Tenant,
@@ -300,7 +305,7 @@ pub async fn start_stateless(
 }
 
 /// `POST /v1/agents/{agent}/threads/{key}/runs`: a run on a thread.
-#[utoipa::path(post, path = "/v1/agents/{agent}/threads/{key}/runs", tag = "runs", params(("agent" = String, Path, description = "The agent name"), ("key" = String, Path, description = "The thread key (1 to 512 bytes)")), request_body = StartRunBody, responses((status = 201, description = "The run started on the thread", body = crate::server::views::RunView, headers(("Location" = String, description = "The run's path, `/v1/runs/{run_id}`"))), (status = 400, description = "invalid_json", body = crate::server::views::ErrorBody), (status = 404, description = "Unknown agent, run or thread", body = crate::server::views::ErrorBody), (status = 409, description = "thread_busy", body = crate::server::views::ErrorBody), (status = 415, description = "unsupported_media_type", body = crate::server::views::ErrorBody), (status = 422, description = "invalid_request", body = crate::server::views::ErrorBody), (status = 503, description = "shutting_down", body = crate::server::views::ErrorBody)))]
+#[utoipa::path(post, path = "/v1/agents/{agent}/threads/{key}/runs", tag = "runs", params(("agent" = String, Path, description = "The agent name"), ("key" = String, Path, description = "The thread key (1 to 512 bytes)")), request_body = StartRunBody, responses((status = 201, description = "The run started on the thread", body = crate::server::views::RunView, headers(("Location" = String, description = "The run's path, `/v1/runs/{run_id}`"))), (status = 400, description = "invalid_json", body = crate::server::views::ErrorBody), (status = 402, description = "budget_exceeded: a budget of the tenant, agent or thread is spent (`[[budgets]]`)", body = crate::server::views::ErrorBody), (status = 403, description = "resource_not_allowed: the request adds a resource (MCP server, workspace, service) the agent's `allow_request` does not allow", body = crate::server::views::ErrorBody), (status = 404, description = "Unknown agent, run or thread", body = crate::server::views::ErrorBody), (status = 409, description = "thread_busy", body = crate::server::views::ErrorBody), (status = 415, description = "unsupported_media_type", body = crate::server::views::ErrorBody), (status = 422, description = "invalid_request", body = crate::server::views::ErrorBody), (status = 503, description = "shutting_down", body = crate::server::views::ErrorBody)))]
 pub async fn start_on_thread(
     State(state): State<Arc<AppState>>,
     tenant: Tenant,
@@ -392,18 +397,20 @@ pub fn cursor(headers: &HeaderMap, query: &EventsQuery) -> Result<u64, ApiError>
     }
 }
 
-/// A run of `tenant` as the store has it (a run no longer, or never, in memory); 404 when there is none.
+/// A run of `tenant` as the store has it (a run no longer, or never, in memory); 404 when there is none
+/// (a Standby's hold record is not a run).
 async fn stored_run(state: &AppState, tenant: &Tenant, run_id: &str) -> Result<RunRecord, ApiError> {
     state
         .store
         .get_run(tenant.as_str(), run_id)
         .await
         .map_err(ApiError::store)?
+        .filter(|r| !r.run_id.starts_with(super::recovery::STANDBY_RECORD_PREFIX))
         .ok_or_else(|| ApiError::not_found(format!("no run {run_id:?}")))
 }
 
 /// `GET /v1/runs/{run_id}/events`: SSE with replay.
-#[utoipa::path(get, path = "/v1/runs/{run_id}/events", tag = "runs", params(("run_id" = String, Path, description = "The run id"), ("after" = Option<String>, Query, pattern = "^[0-9]{1,20}$", description = "Replay events with a sequence above this: decimal digits only (no sign or space), at most 18446744073709551615; else 422 `invalid_request`"), ("Last-Event-ID" = Option<String>, Header, pattern = "^[0-9]{0,20}$", description = "Resume after this sequence (wins over `after`): decimal digits only; empty is as if absent; anything else (a sign, a space, non-ASCII bytes) 422 `invalid_request`")), responses((status = 200, description = "The run's events: `id:` sequence, `event:` kind, `data:` JSON; replayed then followed live; a `shutdown` frame when the service stops", content_type = "text/event-stream", body = String), (status = 404, description = "Unknown agent, run or thread", body = crate::server::views::ErrorBody), (status = 422, description = "invalid_request: bad cursor", body = crate::server::views::ErrorBody)))]
+#[utoipa::path(get, path = "/v1/runs/{run_id}/events", tag = "runs", params(("run_id" = String, Path, description = "The run id"), ("after" = Option<String>, Query, pattern = "^[0-9]{1,20}$", description = "Replay events with a sequence above this: decimal digits only (no sign or space), at most 18446744073709551615; else 422 `invalid_request`"), ("Last-Event-ID" = Option<String>, Header, pattern = "^[0-9]{0,20}$", description = "Resume after this sequence (wins over `after`): decimal digits only; empty is as if absent; anything else (a sign, a space, non-ASCII bytes) 422 `invalid_request`")), responses((status = 200, description = "The run's events: `id:` sequence, `event:` kind, `data:` JSON; replayed then followed live (one reader: the run's live window, the durable log behind it). Frames without `id:`: `lag` (the client fell behind the live window; the missed events follow from the durable log, no gap), `gap` (events the durable log cannot give back, skipped), `error` (`store_error`), `shutdown` when the service stops", content_type = "text/event-stream", body = String), (status = 404, description = "Unknown agent, run or thread", body = crate::server::views::ErrorBody), (status = 422, description = "invalid_request: bad cursor", body = crate::server::views::ErrorBody)))]
 pub async fn run_events(
     State(state): State<Arc<AppState>>,
     tenant: Tenant,
@@ -412,19 +419,34 @@ pub async fn run_events(
     Query(query): Query<EventsQuery>,
 ) -> Result<Response, ApiError> {
     let after = cursor(&headers, &query)?;
-    if let Some(entry) = state.runs.get(tenant.as_str(), &run_id) {
-        let gauge = sse::SubscriberGauge::open(state.runs.clone());
-        let live = sse::follow(entry, after, state.shutdown.clone(), Some(gauge));
-        return Ok(sse::stream_response(live, state.config.keep_alive));
+    let reader = run_reader(&state, &tenant, &run_id, after).await?;
+    let gauge = sse::SubscriberGauge::open(state.runs.clone());
+    let frames = sse::follow(reader, state.shutdown.clone(), Some(gauge));
+    Ok(sse::stream_response(frames, state.config.keep_alive))
+}
+
+/// A reader of run `run_id`'s log after `after`: from memory while the run is in this process, else
+/// from the durable log (404 when the tenant has no such run).
+pub async fn run_reader(
+    state: &AppState,
+    tenant: &Tenant,
+    run_id: &str,
+    after: u64,
+) -> Result<LogReader, ApiError> {
+    if let Some(entry) = state.runs.get(tenant.as_str(), run_id) {
+        return Ok(entry.reader(after));
     }
-    let run = stored_run(&state, &tenant, &run_id).await?;
+    let run = stored_run(state, tenant, run_id).await?;
+    Ok(stored_reader(state, &run, after))
+}
+
+/// A reader of a stored run's log after `after` (the run is not in this process's memory).
+pub fn stored_reader(state: &AppState, run: &RunRecord, after: u64) -> LogReader {
     let exposure = state
         .agents
         .get(&run.agent)
         .map(|a| a.exposure)
         .unwrap_or_default();
-    let recorder = Recorder::new(state.store.clone(), tenant.as_str(), exposure);
-    let (tx, rx) = mpsc::channel(64);
     let interrupted = (run.state == crate::store::RunState::Interrupted)
         .then(|| {
             run.error
@@ -432,8 +454,16 @@ pub async fn run_events(
                 .and_then(|e| e["details"]["last_recorded_seq"].as_u64())
         })
         .flatten();
-    tokio::spawn(sse::replay(recorder, run_id, after, exposure, interrupted, tx));
-    Ok(sse::response(rx, state.config.keep_alive))
+    LogReader::new(
+        Source {
+            run_id: run.run_id.clone(),
+            live: None,
+            recorder: Recorder::new(state.store.clone(), run.tenant.as_str(), exposure),
+            view: exposure,
+            interrupted,
+        },
+        after,
+    )
 }
 
 /// `?pending=` of the approvals route.
@@ -641,14 +671,15 @@ pub async fn decide(
 #[derive(Debug, Deserialize, Serialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MessageBody {
-    /// The text.
+    /// The text (not empty or only whitespace).
+    #[schema(min_length = 1, pattern = "\\S")]
     pub text: String,
     /// The message id (idempotency key); generated when absent.
     #[serde(default)]
     pub id: Option<String>,
     /// `soon` (default), `interrupt` or `after_turn`.
     #[serde(default)]
-    #[schema(value_type = Option<String>, example = "soon")]
+    #[schema(value_type = Option<super::openapi::shapes::MessageTiming>, example = "soon")]
     pub timing: Option<Timing>,
 }
 

@@ -14,68 +14,29 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use futures::{FutureExt, StreamExt};
 use serde_json::{Value, json};
-use tokio::sync::watch;
 use tokio_util::task::TaskTracker;
 use tracing::Instrument;
 
 use super::agents::AgentEntry;
 use super::error::ApiError;
 use super::limits::{RunBudget, RunSlot};
+use super::reader::{LogReader, Source};
 use super::record::{MAX_UNRECORDED, Writer};
+use super::runlog::{LIVE_WINDOW, RunLog};
 use crate::recorder::Recorder;
 use crate::runtime::{ApprovalRequest, CallOptions, FailureReason, Payload, RunOutcome, Stream};
-use crate::store::{Approval, ApprovalState, NewEvent, RunRecord, RunState, StoreError, ThreadStore};
+use crate::store::{Approval, ApprovalState, RunRecord, RunState, StoreError, ThreadStore};
 
 /// How long a finished run stays in memory (afterwards it is served from the store).
 pub const FINISHED_TTL: Duration = Duration::from_secs(300);
 
-/// One recorded event as subscribers see it.
-#[derive(Debug)]
-pub struct LogItem {
-    /// The run's sequence (the SSE `id:`).
-    pub seq: u64,
-    /// Payload type (the SSE `event:`).
-    pub kind: String,
-    /// The exposed, redacted event JSON, serialized once.
-    pub data: String,
-    /// A notice about the run rather than one of its events (sent without an `id:`).
-    pub notice: bool,
-}
-
-impl LogItem {
-    /// The item of a recorded event.
-    pub fn of(record: &NewEvent) -> LogItem {
-        LogItem {
-            seq: record.seq,
-            kind: record.kind.clone(),
-            data: record.event.to_string(),
-            notice: false,
-        }
-    }
-
-    /// The `error` notice (code `store_error`, as the durable replay sends it) placed before the event
-    /// `seq` when the run's events could not all be recorded.
-    /// The store's text goes to the log under an error id; the notice names the id.
-    pub fn store_error(seq: u64, err: &StoreError) -> LogItem {
-        let id = super::error::log_store_failure("the run's events could not all be recorded", err);
-        LogItem {
-            seq,
-            kind: "error".into(),
-            data: json!({
-                "code": "store_error",
-                "message": format!("the run's events could not all be recorded; see the service log (error id {id})"),
-            })
-            .to_string(),
-            notice: true,
-        }
-    }
-}
+pub use super::runlog::LogItem;
 
 /// A run the service started.
 pub struct RunEntry {
@@ -91,13 +52,17 @@ pub struct RunEntry {
     pub stream: Stream,
     /// When it was created.
     pub created_at: DateTime<Utc>,
-    log: RwLock<Vec<Arc<LogItem>>>,
-    /// `(items in the log, finished)`.
-    progress: watch::Sender<(usize, bool)>,
+    /// Its live log: the exposed records in a bounded window over the durable log.
+    pub log: RunLog,
+    /// Its tenant's recorder under the agent's exposure (the durable log, the one exposure policy).
+    pub recorder: Recorder,
     approvals: Mutex<BTreeMap<String, ApprovalRequest>>,
-    /// The log position of a run whose AG-UI stream ended at an interrupt while the execution waits
-    /// for its answer; the AG-UI run that resumes it takes the position and streams the rest.
-    parked: Mutex<Option<usize>>,
+    /// The log position (last sequence shown) of a run whose AG-UI stream ended at an interrupt while
+    /// the execution waits for its answer; the AG-UI run that resumes it takes the position and
+    /// streams the rest.
+    parked: Mutex<Option<u64>>,
+    /// The finished run's result with its metered `usage` ([`super::metering`]).
+    pub metered: std::sync::OnceLock<Value>,
 }
 
 impl std::fmt::Debug for RunEntry {
@@ -109,25 +74,23 @@ impl std::fmt::Debug for RunEntry {
 }
 
 impl RunEntry {
-    /// Subscribes to the log's progress.
-    pub fn watch(&self) -> watch::Receiver<(usize, bool)> {
-        self.progress.subscribe()
-    }
-
-    /// The log items from index `from` on, with `seq > after`.
-    pub fn items_from(&self, from: usize, after: u64) -> Vec<Arc<LogItem>> {
-        let log = self.log.read().unwrap_or_else(|p| p.into_inner());
-        log.get(from..)
-            .unwrap_or_default()
-            .iter()
-            .filter(|i| i.seq > after)
-            .cloned()
-            .collect()
+    /// A reader of this run's log after sequence `after` (the window, then the durable log).
+    pub fn reader(self: &Arc<Self>, after: u64) -> LogReader {
+        LogReader::new(
+            Source {
+                run_id: self.run_id.clone(),
+                live: Some(self.clone()),
+                recorder: self.recorder.clone(),
+                view: *self.recorder.policy(),
+                interrupted: None,
+            },
+            after,
+        )
     }
 
     /// True once the run's terminal event was recorded.
     pub fn is_finished(&self) -> bool {
-        self.progress.borrow().1
+        self.log.is_finished()
     }
 
     /// A live approval request of this run.
@@ -139,14 +102,14 @@ impl RunEntry {
             .cloned()
     }
 
-    /// Parks the AG-UI stream at log index `index` (the next item it has not shown): the AG-UI run
+    /// Parks the AG-UI stream at log position `seq` (the last sequence it showed): the AG-UI run
     /// ended at an interrupt, the execution goes on.
-    pub fn park(&self, index: usize) {
-        *self.parked.lock().unwrap_or_else(|p| p.into_inner()) = Some(index);
+    pub fn park(&self, seq: u64) {
+        *self.parked.lock().unwrap_or_else(|p| p.into_inner()) = Some(seq);
     }
 
     /// Takes the parked AG-UI log position (exactly one caller gets it).
-    pub fn unpark(&self) -> Option<usize> {
+    pub fn unpark(&self) -> Option<u64> {
         self.parked.lock().unwrap_or_else(|p| p.into_inner()).take()
     }
 
@@ -222,6 +185,12 @@ pub struct RunRegistry {
     busy: Mutex<HashMap<(String, String, String), String>>,
     tracker: TaskTracker,
     record_backlog: usize,
+    window: usize,
+    /// The AG-UI bridge's registries of active executions (the library's, spec §17), one per tenant
+    /// and agent: every run on a thread is tracked there until its pump ends.
+    agui: Mutex<HashMap<(String, String), Arc<crate::agui::RunRegistry>>>,
+    /// Prices, budgets and the live usage of the runs ([`super::metering`]).
+    pub metering: Arc<super::metering::Metering>,
 }
 
 impl Default for RunRegistry {
@@ -252,17 +221,60 @@ pub struct StartRun<'a> {
     pub options: CallOptions,
     /// The tenant's concurrent-run slot, held until the run's pump ends.
     pub slot: Option<RunSlot>,
+    /// An AG-UI request on a thread: the run starts through the library's AG-UI run registry
+    /// (`RunRegistry::send`, which starts `Thread::send` on an idle thread) with the input's text.
+    pub agui: Option<&'a crate::agui::RunAgentInput>,
 }
 
 impl RunRegistry {
-    /// A registry whose runs each let at most `record_backlog` events wait for the store.
+    /// A registry whose runs each let at most `record_backlog` events wait for the store and keep
+    /// [`LIVE_WINDOW`] committed events in memory.
     pub fn new(record_backlog: usize) -> Self {
+        RunRegistry::with_window(record_backlog, LIVE_WINDOW)
+    }
+
+    /// A registry whose runs keep `window` committed events in memory (see [`RunLog`]).
+    pub fn with_window(record_backlog: usize, window: usize) -> Self {
         RunRegistry {
             metrics: Metrics::default(),
             runs: Mutex::default(),
             busy: Mutex::default(),
             tracker: TaskTracker::new(),
             record_backlog,
+            window,
+            agui: Mutex::default(),
+            metering: Arc::default(),
+        }
+    }
+
+    /// A registry like [`with_window`](Self::with_window) whose runs are metered and budgeted by
+    /// `metering`.
+    pub fn with_metering(
+        record_backlog: usize,
+        window: usize,
+        metering: Arc<super::metering::Metering>,
+    ) -> Self {
+        RunRegistry {
+            metering,
+            ..RunRegistry::with_window(record_backlog, window)
+        }
+    }
+
+    /// The AG-UI run registry (the library's) of `tenant` on `agent`: the execution active on each
+    /// thread, for the AG-UI route's supplements.
+    pub fn agui(&self, tenant: &str, agent: &str) -> Arc<crate::agui::RunRegistry> {
+        self.agui
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry((tenant.to_owned(), agent.to_owned()))
+            .or_default()
+            .clone()
+    }
+
+    /// Stops tracking `entry` as its thread's active execution.
+    fn untrack(&self, entry: &RunEntry) {
+        if let Some(key) = &entry.thread_key {
+            self.agui(&entry.tenant, &entry.agent).forget(key, &entry.stream);
         }
     }
 
@@ -332,6 +344,10 @@ impl RunRegistry {
         owner: &str,
         req: StartRun<'_>,
     ) -> Result<Arc<RunEntry>, ApiError> {
+        // A run that cannot fit in its budget is refused before anything starts (402).
+        (self.metering)
+            .admit(store, req.tenant, &req.agent.name, req.thread_key.as_deref())
+            .await?;
         let busy_key = req
             .thread_key
             .as_ref()
@@ -357,13 +373,35 @@ impl RunRegistry {
         }
         // The execution is spawned inside the run span, so driver and runtime logs of the run carry it.
         let span = super::telemetry::run_span(&req.agent.name, req.thread_key.as_deref(), req.tenant);
-        let stream = span.in_scope(|| match &req.thread_key {
-            Some(k) => match &req.fork_of {
-                Some(parent) => req.agent.agent.thread(parent).fork(k).send(&req.prompt, options),
-                None => req.agent.agent.thread(k).send(&req.prompt, options),
-            },
-            None => req.agent.agent.send(&req.prompt, options),
-        });
+        let stream = match (&req.thread_key, &req.fork_of, req.agui) {
+            (Some(k), None, Some(input)) => {
+                let thread = req.agent.agent.thread(k);
+                let bridge = self.agui(req.tenant, &req.agent.name);
+                let sent = bridge
+                    .send(&thread, input, options)
+                    .instrument(span.clone())
+                    .await;
+                match sent {
+                    Ok((stream, false)) => stream,
+                    // The busy table admitted this start, so nothing else runs on the thread.
+                    Ok((stream, true)) => {
+                        release(self);
+                        return Err(busy_error(stream.run_id()));
+                    }
+                    Err(e) => {
+                        release(self);
+                        return Err(ApiError::invalid("messages", e.to_string()));
+                    }
+                }
+            }
+            _ => span.in_scope(|| match &req.thread_key {
+                Some(k) => match &req.fork_of {
+                    Some(parent) => req.agent.agent.thread(parent).fork(k).send(&req.prompt, options),
+                    None => req.agent.agent.thread(k).send(&req.prompt, options),
+                },
+                None => req.agent.agent.send(&req.prompt, options),
+            }),
+        };
         span.record("run_id", stream.run_id());
         if stream.run_id().is_empty() {
             release(self);
@@ -376,24 +414,72 @@ impl RunRegistry {
             api.message = format!("{code}: {}", api.message);
             return Err(api);
         }
+        let launched = Launch {
+            agent: req.agent,
+            tenant: req.tenant,
+            thread_key: req.thread_key.clone(),
+            stream,
+            busy_key: busy_key.clone(),
+            slot: req.slot,
+        };
+        Ok(self.launch(store, owner, launched, span).await)
+    }
+
+    /// Records an execution the runtime started elsewhere (a Standby's) as a run of this registry and
+    /// spawns its pump, exactly like a started run's: one pump, exposure once, batched recording,
+    /// `done` after the final commit. Its thread and slot are the caller's (the Standby holds them).
+    pub async fn adopt(
+        self: &Arc<Self>,
+        store: &Arc<dyn ThreadStore>,
+        owner: &str,
+        agent: &AgentEntry,
+        tenant: &str,
+        key: &str,
+        stream: Stream,
+    ) -> Arc<RunEntry> {
+        let span = super::telemetry::run_span(&agent.name, Some(key), tenant);
+        span.record("run_id", stream.run_id());
+        let launched = Launch {
+            agent,
+            tenant,
+            thread_key: Some(key.to_owned()),
+            stream,
+            busy_key: None,
+            slot: None,
+        };
+        self.launch(store, owner, launched, span).await
+    }
+
+    /// Registers an admitted execution, records its run and spawns its pump (inside `span`).
+    async fn launch(
+        self: &Arc<Self>,
+        store: &Arc<dyn ThreadStore>,
+        owner: &str,
+        run: Launch<'_>,
+        span: tracing::Span,
+    ) -> Arc<RunEntry> {
+        let busy_key = run.busy_key;
+        let stream = run.stream;
         let now = Utc::now();
         let entry = Arc::new(RunEntry {
             run_id: stream.run_id().to_owned(),
-            tenant: req.tenant.to_owned(),
-            agent: req.agent.name.clone(),
-            thread_key: req.thread_key.clone(),
+            tenant: run.tenant.to_owned(),
+            agent: run.agent.name.clone(),
+            thread_key: run.thread_key,
             stream: stream.clone(),
             created_at: now,
-            log: RwLock::new(Vec::new()),
-            progress: watch::Sender::new((0, false)),
+            log: RunLog::new(self.window),
+            recorder: Recorder::new(store.clone(), run.tenant, run.agent.exposure),
             approvals: Mutex::new(BTreeMap::new()),
             parked: Mutex::new(None),
+            metered: std::sync::OnceLock::new(),
         });
         if let Some(key) = &busy_key {
             self.busy
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
                 .insert(key.clone(), entry.run_id.clone());
+            self.agui(&entry.tenant, &entry.agent).track(&key.2, &stream);
         }
         self.runs
             .lock()
@@ -411,19 +497,32 @@ impl RunRegistry {
             created_at: now,
             updated_at: now,
         };
-        if let Err(e) = store.put_run(&record).await {
-            tracing::warn!(run_id = %entry.run_id, error = %e, "could not record the run");
+        match with_retries(|| store.put_run(&record)).await {
+            Ok(()) | Err(StoreError::AlreadyExists { .. }) => {}
+            // The run goes on; its end is recorded whole (`Pump::finish`).
+            Err(e) => tracing::warn!(run_id = %entry.run_id, error = %e, "could not record the run"),
         }
-        let recorder = Recorder::new(store.clone(), entry.tenant.clone(), req.agent.exposure);
         let rescue = (self.clone(), entry.clone(), store.clone(), busy_key.clone());
+        let meter = self.metering.start(
+            store,
+            super::metering::RunIdentity {
+                run_id: entry.run_id.clone(),
+                tenant: entry.tenant.clone(),
+                agent: entry.agent.clone(),
+                thread_key: entry.thread_key.clone(),
+                started_at: now,
+            },
+        );
         let pump = Pump {
+            meter: meter.await,
             registry: self.clone(),
             entry: entry.clone(),
-            recorder,
+            recorder: entry.recorder.clone(),
             store: store.clone(),
             busy_key,
-            budget: req.slot.as_ref().map(RunSlot::budget).unwrap_or_default(),
-            slot: req.slot,
+            record,
+            budget: run.slot.as_ref().map(RunSlot::budget).unwrap_or_default(),
+            slot: run.slot,
         };
         self.metrics.started.fetch_add(1, Ordering::Relaxed);
         span.in_scope(|| tracing::info!("run started"));
@@ -438,8 +537,18 @@ impl RunRegistry {
             }
         };
         self.tracker.spawn(guarded.instrument(span));
-        Ok(entry)
+        entry
     }
+}
+
+/// An admitted execution to register.
+struct Launch<'a> {
+    agent: &'a AgentEntry,
+    tenant: &'a str,
+    thread_key: Option<String>,
+    stream: Stream,
+    busy_key: Option<(String, String, String)>,
+    slot: Option<RunSlot>,
 }
 
 /// A pump that panicked (its slot went with it): the run is cancelled, recorded `failed`
@@ -471,7 +580,8 @@ async fn pump_panicked(
             busy.remove(&key);
         }
     }
-    entry.progress.send_modify(|p| p.1 = true);
+    registry.untrack(entry);
+    entry.log.finish();
     // The run is served from the store from now on (its live outcome would read `cancelled`).
     registry
         .runs
@@ -481,13 +591,41 @@ async fn pump_panicked(
 }
 
 struct Pump {
+    meter: super::metering::RunMeter,
     registry: Arc<RunRegistry>,
     entry: Arc<RunEntry>,
     recorder: Recorder,
     store: Arc<dyn ThreadStore>,
     busy_key: Option<(String, String, String)>,
+    /// The run's record as first written (rewritten whole with its end if that write was lost).
+    record: RunRecord,
     slot: Option<RunSlot>,
     budget: RunBudget,
+}
+
+/// Attempts of a run-record write before the service goes on without it.
+const RECORD_ATTEMPTS: u32 = 4;
+
+/// Runs `write` until it succeeds or fails other than [`StoreError::Unavailable`] (a lock or pool
+/// timeout, a lost connection), at most [`RECORD_ATTEMPTS`] times, 50 ms apart growing fourfold.
+async fn with_retries<T, F, Fut>(mut write: F) -> Result<T, StoreError>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, StoreError>>,
+{
+    let mut pause = Duration::from_millis(50);
+    let mut attempt = 1;
+    loop {
+        match write().await {
+            Err(StoreError::Unavailable { detail }) if attempt < RECORD_ATTEMPTS => {
+                tracing::debug!(attempt, %detail, "a run-record write failed; retrying");
+                tokio::time::sleep(pause).await;
+                pause *= 4;
+                attempt += 1;
+            }
+            other => return other,
+        }
+    }
 }
 
 /// A run result as the service shows it: `text`, `turns`, `summary`, and `services` (name, state,
@@ -530,7 +668,7 @@ impl Pump {
             self.recorder.clone(),
             self.registry.clone(),
             self.registry.record_backlog,
-            entry.run_id.clone(),
+            entry.clone(),
         );
         self.registry.tracker.spawn(task.in_current_span());
         while let Some(first) = events.next().await {
@@ -554,6 +692,7 @@ impl Pump {
                     _ => {}
                 }
             }
+            self.meter.observe(&entry.stream, &batch).await;
             self.registry
                 .metrics
                 .events
@@ -591,7 +730,7 @@ impl Pump {
             let _ = writer.flush(Vec::new()).await;
             self.finish().await;
         }
-        entry.progress.send_modify(|p| p.1 = true);
+        entry.log.finish();
         drop(writer);
         let registry = self.registry.clone();
         let id = entry.run_id.clone();
@@ -618,21 +757,9 @@ impl Pump {
         }
     }
 
-    /// Appends to the in-memory mirror and wakes the subscribers.
+    /// Appends to the live log and wakes the readers.
     fn publish(&self, items: Vec<Arc<LogItem>>, terminal: bool) {
-        let entry = &self.entry;
-        if items.is_empty() && !terminal {
-            return;
-        }
-        let len = {
-            let mut log = entry.log.write().unwrap_or_else(|p| p.into_inner());
-            log.extend(items);
-            log.len()
-        };
-        entry.progress.send_modify(|p| {
-            p.0 = len;
-            p.1 |= terminal;
-        });
+        self.entry.log.publish(items, terminal);
     }
 
     /// Records an ended approval on its row, unless the row already tells (an answer the approval POST
@@ -675,19 +802,42 @@ impl Pump {
         let entry = &self.entry;
         let outcome = entry.stream.result().await;
         let (state, result, error) = outcome_state(&outcome);
+        let result = Some(self.meter.finish(&entry.stream, &outcome, state, result).await);
+        let _ = entry.metered.set(result.clone().unwrap_or_default());
         tracing::info!(state = ?state, "run finished");
-        if let Err(e) = self
-            .store
-            .update_run_state(&entry.run_id, state, result, error)
-            .await
-        {
-            tracing::warn!(run_id = %entry.run_id, error = %e, "could not record the run's end");
+        // `done` goes out after this: the run's end is committed first (retried on a transient
+        // failure; the whole record when its first write was lost), so a client that saw `done` never
+        // reads the run `running` from the store — after eviction or a restart alike.
+        let store = &self.store;
+        let ended =
+            with_retries(|| store.update_run_state(&entry.run_id, state, result.clone(), error.clone()))
+                .await;
+        let ended = match ended {
+            Err(StoreError::NotFound) => {
+                let whole = RunRecord {
+                    state,
+                    result,
+                    error,
+                    updated_at: Utc::now(),
+                    ..self.record.clone()
+                };
+                with_retries(|| store.put_run(&whole)).await
+            }
+            other => other.map(|_| ()),
+        };
+        match ended {
+            Ok(()) | Err(StoreError::Conflict { .. }) => {}
+            Err(e) => {
+                tracing::error!(run_id = %entry.run_id, error = %e, "could not record the run's end");
+            }
         }
         if let Some(key) = self.busy_key.take() {
             let mut busy = self.registry.busy.lock().unwrap_or_else(|p| p.into_inner());
             if busy.get(&key) == Some(&entry.run_id) {
                 busy.remove(&key);
             }
+            drop(busy);
+            self.registry.untrack(entry);
         }
         drop(self.slot.take());
     }

@@ -1,6 +1,7 @@
 //! SSE for run events: `id:` = the run's sequence, `event:` = the payload type, `data:` = the exposed event
-//! JSON. Replay starts after the `Last-Event-ID` header or `?after=`; a run still in memory is followed live
-//! from its in-memory log, a finished or evicted run is replayed from the durable log through the recorder.
+//! JSON. Replay starts after the `Last-Event-ID` header or `?after=`; the frames come from the run's
+//! [`LogReader`] (its live window while the run is in memory, the durable log for the rest), so the live
+//! tail and the replay are one code path; notices (`error`, `lag`, `gap`) carry no `id:`.
 //! Frames use LF only; the response carries `Cache-Control: no-cache` and `X-Accel-Buffering: no` and is
 //! never compressed; a keep-alive comment goes out every `keep_alive`.
 
@@ -13,30 +14,12 @@ use axum::http::{HeaderName, HeaderValue};
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures::Stream;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tokio_util::sync::CancellationToken;
 
-use super::runs::{LogItem, RunEntry, RunRegistry};
-use crate::recorder::{ExposurePolicy, Recorder};
-
-/// An in-memory event log that SSE can follow: a run's, or a Standby's.
-pub trait EventLog: Send + Sync + 'static {
-    /// Subscribes to `(items in the log, finished)`.
-    fn progress(&self) -> watch::Receiver<(usize, bool)>;
-    /// The items from index `from` on, with `seq > after`.
-    fn items(&self, from: usize, after: u64) -> Vec<Arc<LogItem>>;
-}
-
-impl EventLog for RunEntry {
-    fn progress(&self) -> watch::Receiver<(usize, bool)> {
-        self.watch()
-    }
-
-    fn items(&self, from: usize, after: u64) -> Vec<Arc<LogItem>> {
-        self.items_from(from, after)
-    }
-}
+use super::reader::LogReader;
+use super::runs::{LogItem, RunRegistry};
 
 /// Wraps a channel of SSE events as the streaming response with the service's headers.
 pub fn response(rx: mpsc::Receiver<SseEvent>, keep_alive: Duration) -> Response {
@@ -64,11 +47,6 @@ where
     resp
 }
 
-/// The frame of one recorded event.
-pub fn frame(seq: u64, kind: &str, data: &str) -> SseEvent {
-    SseEvent::default().id(seq.to_string()).event(kind).data(data)
-}
-
 /// The terminal frame sent when the service shuts down under an open stream.
 pub fn shutdown_frame() -> SseEvent {
     SseEvent::default()
@@ -94,71 +72,53 @@ impl Drop for SubscriberGauge {
     }
 }
 
-/// The state of one subscriber following a live log.
-struct Follow<L> {
-    entry: Arc<L>,
-    progress: watch::Receiver<(usize, bool)>,
-    /// Log items already taken from the log.
-    index: usize,
-    /// The last sequence sent.
-    last: u64,
-    /// Items taken but not yet sent.
-    pending: std::vec::IntoIter<Arc<LogItem>>,
+/// The frame of a log item: a run event with `id` as its `id:`, or a notice (no `id:`).
+pub fn item_frame(item: &LogItem, id: impl FnOnce(u64) -> String) -> SseEvent {
+    if item.notice {
+        SseEvent::default().event(&item.kind).data(&item.data)
+    } else {
+        SseEvent::default()
+            .id(id(item.seq))
+            .event(&item.kind)
+            .data(&item.data)
+    }
+}
+
+/// One subscriber's stream of a run's log.
+struct Follow {
+    reader: LogReader,
     shutdown: CancellationToken,
     ended: bool,
     _gauge: Option<SubscriberGauge>,
 }
 
-impl<L: EventLog> Follow<L> {
+impl Follow {
     async fn next(&mut self) -> Option<SseEvent> {
-        loop {
-            if self.ended {
-                return None;
-            }
-            if let Some(item) = self.pending.next() {
-                self.last = item.seq;
-                return Some(if item.notice {
-                    SseEvent::default().event(&item.kind).data(&item.data)
-                } else {
-                    frame(item.seq, &item.kind, &item.data)
-                });
-            }
-            let (len, finished) = *self.progress.borrow_and_update();
-            if len > self.index {
-                self.pending = self.entry.items(self.index, self.last).into_iter();
-                self.index = len;
-                continue;
-            }
-            if finished {
-                return None;
-            }
-            tokio::select! {
-                changed = self.progress.changed() => if changed.is_err() { return None },
-                () = self.shutdown.cancelled() => {
-                    self.ended = true;
-                    return Some(shutdown_frame());
-                }
+        if self.ended {
+            return None;
+        }
+        tokio::select! {
+            item = self.reader.next() => item.map(|i| item_frame(&i, |seq| seq.to_string())),
+            () = self.shutdown.cancelled() => {
+                self.ended = true;
+                Some(shutdown_frame())
             }
         }
     }
 }
 
-/// A live (in-memory) log from `after` as a stream of frames, until it finishes or the service shuts
-/// down (then one `shutdown` frame). The response body polls it directly: no task and no channel between
-/// the log and the socket, and a client that goes away drops it (and `gauge` with it).
-pub fn follow<L: EventLog>(
-    entry: Arc<L>,
-    after: u64,
+/// A run's log from `reader`'s position as a stream of frames (`id:` = the run's sequence), until the
+/// log is complete or the service shuts down (then one `shutdown` frame). Live and replayed runs alike:
+/// the reader takes the window while the run is in memory and the durable log for the rest. The
+/// response body polls it directly: no task and no channel between the log and the socket, and a
+/// client that goes away drops it (and `gauge` with it).
+pub fn follow(
+    reader: LogReader,
     shutdown: CancellationToken,
     gauge: Option<SubscriberGauge>,
 ) -> impl Stream<Item = SseEvent> + Send + 'static {
-    let progress = entry.progress();
     let state = Follow {
-        entry,
-        progress,
-        index: 0,
-        last: after,
-        pending: Vec::new().into_iter(),
+        reader,
         shutdown,
         ended: false,
         _gauge: gauge,
@@ -167,63 +127,4 @@ pub fn follow<L: EventLog>(
         let event = s.next().await?;
         Some((event, s))
     })
-}
-
-/// Replays a run from the durable log after `after`, page by page.
-///
-/// `interrupted` is the `last_recorded_seq` of a run crash recovery ended (`server::recovery`): its
-/// terminal sequence follows that seq in the log. A client whose cursor is already past it (it saw
-/// events live that the crash lost) is sent that terminal numbered after its own cursor, so it ends
-/// instead of reconnecting forever, and never sees an id it already had reused.
-pub async fn replay(
-    recorder: Recorder,
-    run_id: String,
-    after: u64,
-    view: ExposurePolicy,
-    interrupted: Option<u64>,
-    tx: mpsc::Sender<SseEvent>,
-) {
-    let mut last = after;
-    let mut ended = false;
-    loop {
-        let page = match recorder.run(&run_id, Some(last), 500, &view).await {
-            Ok(p) => p,
-            Err(e) => {
-                let id = super::error::log_store_failure("a run's durable log could not be read", &e);
-                let message = format!("the run's log could not be read; see the service log (error id {id})");
-                let body = serde_json::json!({"code": "store_error", "message": message});
-                let _ = tx
-                    .send(SseEvent::default().event("error").data(body.to_string()))
-                    .await;
-                return;
-            }
-        };
-        let short = page.len() < 500;
-        for r in page {
-            last = r.sequence;
-            ended = r.kind == "done";
-            if tx
-                .send(frame(r.sequence, &r.kind, &r.json.to_string()))
-                .await
-                .is_err()
-            {
-                return;
-            }
-        }
-        if short {
-            break;
-        }
-    }
-    let Some(recorded) = interrupted.filter(|_| !ended) else {
-        return;
-    };
-    let Ok(terminal) = recorder.run(&run_id, Some(recorded), 2, &view).await else {
-        return;
-    };
-    for r in terminal {
-        last += 1;
-        if tx.send(frame(last, &r.kind, &r.json.to_string())).await.is_err() {
-            return;
-        }
-    }
 }

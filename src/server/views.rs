@@ -190,7 +190,9 @@ pub struct RunView {
     /// The lifecycle state.
     #[schema(value_type = String, example = "running")]
     pub state: RunState,
-    /// The result of a finished run (`text`, `turns`, `summary`).
+    /// The result of a finished run (`text`, `turns`, `summary`, and `usage`: the metered input, output
+    /// and cached tokens, `cost_usd`, `cost_source`, `wall_seconds`, `cpu_seconds`, whatever the agent's
+    /// exposure policy); a failed run's is its partial result.
     #[schema(value_type = Option<Object>)]
     pub result: Option<Value>,
     /// The error of a failed or cancelled run (`code`, `reason`, `message`, `details`).
@@ -411,8 +413,10 @@ pub struct StandbyView {
     pub live: bool,
     /// When it was opened.
     pub opened_at: DateTime<Utc>,
-    /// Events forwarded so far (the SSE `id:` of the last one).
-    pub events: u64,
-    /// Its SSE events (every execution, each `run_started` … `done`).
+    /// Executions it started so far (each a run: `GET /v1/runs/{run_id}`).
+    pub executions: u64,
+    /// The run id of its latest execution, if any.
+    pub last_run_id: Option<String>,
+    /// Its SSE events (every execution, each `run_started` … `done`; `id:` = `<execution>:<seq>`).
     pub events_url: String,
 }

@@ -36,6 +36,9 @@
 //!   time append through an [`EventWriter`], which group-commits whatever queued up meanwhile.
 //! * **Runs** and **approvals** are what the HTTP service needs to survive a replica crash: runs of a dead
 //!   replica are marked interrupted; an approval is resolved exactly once by compare-and-set.
+//! * **Usage** is one metered record per finished run ([`UsageRecord`]: tokens, estimated cost, CLI wall
+//!   and CPU time), aggregated per tenant, agent and thread over a time range, and summed for budgets.
+//!   It is accounting data: retention does not delete it.
 //! * **Declarations** are threads a host declared before their first run (run defaults, a fork's parent),
 //!   so a restart does not forget them; the defaults are opaque JSON to the store.
 //!
@@ -73,6 +76,7 @@ mod rules;
 mod sql_error;
 pub mod sqlite;
 mod types;
+pub mod usage;
 mod writer;
 
 use std::sync::Arc;
@@ -89,6 +93,7 @@ pub use types::{
     FinalizeRequest, Lease, Lookup, NewEvent, Page, Query, Record, RetentionPolicy, RunRecord, RunState,
     SessionState, ThreadStatus,
 };
+pub use usage::{UsageFilter, UsageKey, UsageQuery, UsageRecord, UsageRow, UsageTotals};
 pub use writer::EventWriter;
 
 /// Shorthand for results of store operations.
@@ -288,6 +293,36 @@ pub trait ThreadStore: Send + Sync + 'static {
         run_id: &str,
         only_pending: bool,
     ) -> StoreResult<Vec<Approval>>;
+
+    // ---- metered usage -------------------------------------------------------------------------------
+
+    /// Records a finished run's usage; a second record of the run replaces the first.
+    async fn put_usage(&self, usage: &UsageRecord) -> StoreResult<()> {
+        let _ = usage;
+        Err(StoreError::invalid(format!(
+            "the {} store does not meter usage",
+            self.backend()
+        )))
+    }
+
+    /// Usage aggregated per (tenant, agent, thread) over the query's range, ordered by that key, after
+    /// `query.after`, at most `query.limit` rows.
+    async fn usage(&self, query: &UsageQuery) -> StoreResult<Vec<UsageRow>> {
+        let _ = query;
+        Err(StoreError::invalid(format!(
+            "the {} store does not meter usage",
+            self.backend()
+        )))
+    }
+
+    /// The sums of the runs a budget counts.
+    async fn usage_total(&self, filter: &UsageFilter) -> StoreResult<UsageTotals> {
+        let _ = filter;
+        Err(StoreError::invalid(format!(
+            "the {} store does not meter usage",
+            self.backend()
+        )))
+    }
 
     // ---- thread declarations -------------------------------------------------------------------------
 

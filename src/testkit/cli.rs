@@ -15,6 +15,12 @@ pub enum Cli {
     Codex,
     /// The CodeBuddy Code CLI inside `@tencent-ai/agent-sdk@0.3.201`.
     CodeBuddy,
+    /// The ACP adapter `@agentclientprotocol/claude-agent-acp@0.101.0` (its `dist/index.js`, run by
+    /// `node`; pointed at [`Cli::Claude`] through `CLAUDE_CODE_EXECUTABLE`).
+    ClaudeAcp,
+    /// The ACP adapter `@agentclientprotocol/codex-acp@2.6.0` (its `dist/index.js`, run by `node`;
+    /// pointed at [`Cli::Codex`] through `CODEX_PATH`).
+    CodexAcp,
 }
 
 impl Cli {
@@ -24,6 +30,8 @@ impl Cli {
             Cli::Claude => "AGENT_ADAPTOR_CLAUDE_BIN",
             Cli::Codex => "AGENT_ADAPTOR_CODEX_BIN",
             Cli::CodeBuddy => "AGENT_ADAPTOR_CODEBUDDY_BIN",
+            Cli::ClaudeAcp => "AGENT_ADAPTOR_CLAUDE_ACP_JS",
+            Cli::CodexAcp => "AGENT_ADAPTOR_CODEX_ACP_JS",
         }
     }
 
@@ -35,6 +43,10 @@ impl Cli {
                 ".tools/npm/node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex"
             }
             Cli::CodeBuddy => ".tools/npm/node_modules/@tencent-ai/agent-sdk/cli/bin/codebuddy",
+            Cli::ClaudeAcp => {
+                ".tools/npm-acp/node_modules/@agentclientprotocol/claude-agent-acp/dist/index.js"
+            }
+            Cli::CodexAcp => ".tools/npm-acp/node_modules/@agentclientprotocol/codex-acp/dist/index.js",
         }
     }
 }

@@ -5,6 +5,7 @@ pub mod cli;
 pub mod codebuddy_env;
 pub mod codex_env;
 pub mod conformance;
+pub mod fake_acp;
 pub mod fake_cursor;
 pub mod mock;
 pub mod reference;

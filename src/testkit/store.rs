@@ -26,6 +26,7 @@
 //! | STORE-19 | thread declarations round-trip, are unique per tenant/agent/key, scoped, and deletable |
 //! | STORE-20 | crash recovery: a dead owner's unfinished runs are listed, a broken lease is free at once, a run's pending approvals are abandoned |
 //! | STORE-21 | NUL round-trips inside every JSON payload (events, runs, approvals, declarations) and is refused in identifiers, alike on every store |
+//! | STORE-22 | metered usage: one record per run, aggregated per tenant/agent/thread over a time range in key order with a cursor, every tenant only when none is named, totals for budgets |
 //!
 //! The story needs a **fresh, empty store**: STORE-01 checks retention, which is store-wide, by exact
 //! counts. Everything else is namespaced by a random suffix. Clauses with lease expiry sleep for a few
@@ -39,6 +40,7 @@ mod nul;
 mod recovery;
 mod service;
 mod threads;
+mod usage;
 
 use std::collections::BTreeMap;
 use std::fmt::Debug;
@@ -78,6 +80,7 @@ pub async fn check_store(store: Arc<dyn ThreadStore>) {
     service::declarations(&kit).await;
     recovery::recovery(&kit).await;
     nul::nul(&kit).await;
+    usage::usage(&kit).await;
 }
 
 /// The store under test plus a per-run namespace for tenants, keys and targets.

@@ -5,18 +5,40 @@
 use std::path::Path;
 
 use agent_adaptor::driver::{Descriptor, Driver};
+use agent_adaptor::providers::acp::{AgentCaps, caps};
 use agent_adaptor::providers::capabilities::render;
 use agent_adaptor::providers::{claude, codebuddy, codex, cursor};
 use agent_adaptor::testkit::reference::{ReferenceConfig, ReferenceDriver};
 
-/// Every driver in the matrix, in column order (the reference first, then the CLIs).
+/// The `acp` driver's descriptor is what each agent declares in `initialize`: the column shows it for
+/// `claude-agent-acp` 0.101.0 (its answer, checked live by `acp_driver::claude`; `codex-acp` 2.6.0 differs
+/// only in `mcp.sse`).
+fn acp_over_claude_agent_acp() -> Descriptor {
+    let declared = AgentCaps {
+        load: true,
+        resume: true,
+        fork: true,
+        list: true,
+        mcp_http: true,
+        mcp_sse: true,
+        ..Default::default()
+    };
+    caps::descriptor("acp", "ACP agent (claude-agent-acp 0.101.0)", &declared)
+}
+
+/// Every driver in the matrix, in column order (the reference first, then the CLIs, then Cursor's ACP
+/// transport and the generic ACP driver).
 fn drivers() -> Vec<Descriptor> {
+    let mut cursor_acp = cursor::acp::descriptor();
+    cursor_acp.driver_type = "cursor (acp)".into();
     vec![
         ReferenceDriver::new(ReferenceConfig::default()).descriptor(),
         claude::ClaudeDriver::new(Default::default()).descriptor(),
         codebuddy::CodeBuddyDriver::new(Default::default()).descriptor(),
         codex::CodexDriver::new(Default::default()).descriptor(),
         cursor::CursorDriver::new(Default::default()).descriptor(),
+        cursor_acp,
+        acp_over_claude_agent_acp(),
     ]
 }
 

@@ -1,5 +1,6 @@
 //! The command line: `agent-adaptor run` streams a run with the built-in reference agent, prints
-//! events as JSON lines with `--json`, and reports the outcome in its exit code.
+//! events as JSON lines with `--json`, and reports the outcome in its exit code; its colours appear only
+//! where the terminal rules allow (never piped, never with `NO_COLOR`).
 
 use std::process::Command;
 
@@ -39,6 +40,49 @@ fn run_text_mode_streams_text_and_failures_exit_nonzero() {
     assert!(String::from_utf8_lossy(&failed.stderr).contains("agent_error"));
     let unknown = bin().args(["run", "--agent", "nope", "x"]).output().unwrap();
     assert_eq!(unknown.status.code(), Some(2));
+}
+
+/// `run` in text mode with `env` set (and the colour variables otherwise unset): stdout and stderr.
+fn run_text(prompt: &str, env: &[(&str, &str)]) -> (String, String) {
+    let mut cmd = bin();
+    cmd.args(["run", prompt]);
+    for var in ["NO_COLOR", "CLICOLOR", "CLICOLOR_FORCE"] {
+        cmd.env_remove(var);
+    }
+    cmd.envs(env.iter().copied());
+    let out = cmd.output().unwrap();
+    (
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+#[test]
+fn run_colours_only_where_allowed_never_piped_and_never_with_no_color() {
+    for prompt in ["hi there", "please fail"] {
+        // Piped (not a terminal): plain text, the same words.
+        let (out, err) = run_text(prompt, &[]);
+        assert!(
+            out.contains("→ echo") && (err.contains("✓ done") || err.contains("✗ ")),
+            "{out}{err}"
+        );
+        assert!(
+            !out.contains('\x1b') && !err.contains('\x1b'),
+            "no ANSI when piped: {out:?} {err:?}"
+        );
+        // Forced on (as on a terminal): coloured.
+        let (out, err) = run_text(prompt, &[("CLICOLOR_FORCE", "1")]);
+        assert!(
+            out.contains("\x1b[36m→ echo") && err.contains("\x1b["),
+            "{out:?} {err:?}"
+        );
+        // NO_COLOR beats everything.
+        let (out, err) = run_text(prompt, &[("CLICOLOR_FORCE", "1"), ("NO_COLOR", "1")]);
+        assert!(
+            !out.contains('\x1b') && !err.contains('\x1b'),
+            "NO_COLOR: {out:?} {err:?}"
+        );
+    }
 }
 
 #[test]

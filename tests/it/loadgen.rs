@@ -102,3 +102,31 @@ fn loadgen_memory_parks_runs_and_cancels_them() {
     assert!(u(&r, "server_rss_before_kib") > 1000, "a real RSS in KiB: {r:#}");
     assert!(r["server_kib_per_active_run"].is_number(), "{r:#}");
 }
+
+#[test]
+fn loadgen_standby_subscribers_are_held_and_all_see_the_end() {
+    let r = loadgen(&["standby-subscribers", "--subscribers", "25", "--hold-secs", "1"]);
+    assert_eq!(r["scenario"], "standby_subscribers");
+    assert_eq!(u(&r, "connected"), 25, "{r:#}");
+    assert_eq!(u(&r, "closed_early"), 0, "{r:#}");
+    assert_eq!(u(&r, "received_done_after_cancel"), 25, "{r:#}");
+    assert_eq!(r["held"], true, "{r:#}");
+    assert!(u(&r, "server_gauge_open") >= 25, "the server counts them: {r:#}");
+    assert!(r["server_kib_per_subscriber"].is_number(), "{r:#}");
+}
+
+#[test]
+fn loadgen_agui_streams_are_held_and_each_ends_cancelled() {
+    let r = loadgen(&["agui-streams", "--streams", "4", "--hold-secs", "1"]);
+    assert_eq!(r["scenario"], "agui_streams");
+    assert_eq!(u(&r, "connected"), 4, "{r:#}");
+    assert_eq!(u(&r, "closed_early"), 0, "{r:#}");
+    assert_eq!(u(&r, "terminal_after_cancel"), 4, "{r:#}");
+    assert_eq!(
+        u(&r, "run_error_cancelled"),
+        4,
+        "a cancelled run ends in RUN_ERROR: {r:#}"
+    );
+    assert_eq!(r["held"], true, "{r:#}");
+    assert!(r["server_kib_per_stream_with_its_run"].is_number(), "{r:#}");
+}

@@ -1,6 +1,7 @@
 //! The one integration-test binary: each module is one area of the system.
 
 mod acp;
+mod acp_driver;
 mod capabilities;
 mod claude_driver;
 mod claude_lab;
@@ -10,11 +11,13 @@ mod codebuddy_lab;
 mod codex_driver;
 mod codex_lab;
 mod conformance;
+mod cursor_acp;
 mod cursor_driver;
 mod cursor_fake;
 mod cursor_skills;
 mod driver_support;
 mod faults;
+mod fuzz;
 mod host_identity;
 mod loadgen;
 mod process;

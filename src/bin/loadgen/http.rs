@@ -138,7 +138,8 @@ impl Dechunker {
 /// One SSE event.
 #[derive(Debug, Clone, Default)]
 pub struct Frame {
-    /// `id:` as a number (the run's sequence), if present and numeric.
+    /// `id:` as a number (the run's sequence; of a Standby's `<execution>:<seq>`, the sequence), if present
+    /// and numeric.
     pub id: Option<u64>,
     /// `event:`.
     pub event: String,
@@ -162,10 +163,22 @@ pub struct Sse {
 impl Sse {
     /// `GET path` with `Accept: text/event-stream`; fails unless the status is 200.
     pub async fn connect(addr: SocketAddr, path: &str) -> Result<Sse, LoadError> {
+        Sse::open(addr, "GET", path, None).await
+    }
+
+    /// `POST path` with a JSON body, answered by an event stream (AG-UI); fails unless the status is 200.
+    pub async fn post(addr: SocketAddr, path: &str, body: &serde_json::Value) -> Result<Sse, LoadError> {
+        Sse::open(addr, "POST", path, Some(&body.to_string())).await
+    }
+
+    async fn open(addr: SocketAddr, method: &str, path: &str, body: Option<&str>) -> Result<Sse, LoadError> {
         let mut stream = TcpStream::connect(addr).await?;
         stream.set_nodelay(true)?;
+        let body = body.unwrap_or("");
         let head = format!(
-            "GET {path} HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\nCache-Control: no-cache\r\n\r\n"
+            "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\nCache-Control: no-cache\r\n\
+             Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
         );
         stream.write_all(head.as_bytes()).await?;
         let mut raw = Vec::with_capacity(1024);
@@ -259,7 +272,7 @@ fn parse_frame(raw: &[u8], received: u128) -> Option<Frame> {
         let (name, value) = line.split_once(':').unwrap_or((line, ""));
         let value = value.strip_prefix(' ').unwrap_or(value);
         match name {
-            "id" => f.id = value.parse().ok(),
+            "id" => f.id = value.rsplit(':').next().and_then(|s| s.parse().ok()),
             "event" => f.event = value.to_owned(),
             "data" => data.push(value),
             _ => {}
@@ -297,6 +310,8 @@ mod tests {
             (f.id, f.event.as_str(), f.data.as_str(), f.received),
             (Some(7), "text_delta", "{\"a\":1}", 5)
         );
+        let standby = parse_frame(b"id: run-0193-ab:12\nevent: done\ndata: {}", 0).unwrap();
+        assert_eq!(standby.id, Some(12), "a Standby cursor's sequence");
         assert!(parse_frame(b":keep-alive", 0).is_none());
     }
 }

@@ -8,12 +8,16 @@
 //! the spawn, the pipe, the driver's parsing, the runtime, the pump and its SQLite recording, the SSE
 //! writer and the socket. The clients are a hand-written HTTP/1.1 + SSE reader in this process.
 //!
-//! Scenarios (subcommands; `all` runs the four in order, each on a fresh service):
+//! Scenarios (subcommands; `all` runs the six in order, each on a fresh service):
 //! - `throughput`: one run, `--frames` messages unpaced, one SSE client → events/s delivered;
 //! - `latency`: `--runs` concurrent runs at `--rate` messages/s each → added latency p50/p99/max from the
 //!   fake's write to the SSE client's read (the stamp; both ends read the same clock);
 //! - `subscribers`: `--subscribers` SSE clients on one long run → held yes/no, server RSS per subscriber;
-//! - `memory`: `--runs` active-but-idle runs → server RSS per active run (the CLI children excluded).
+//! - `memory`: `--runs` active-but-idle runs → server RSS per active run (the CLI children excluded);
+//! - `standby-subscribers`: `--subscribers` SSE clients on a Standby's events while its execution runs →
+//!   held yes/no, server RSS per subscriber (the same reader as a run's events);
+//! - `agui-streams`: `--streams` AG-UI clients, each driving its own run → held yes/no, server RSS per
+//!   AG-UI stream with its run.
 //!
 //! Every scenario also checks what it received: `done` arrived, sequences increased by exactly 1, every
 //! stamped message arrived once, and how many `dropped` events the runtime emitted. The report is one JSON
@@ -25,6 +29,7 @@
 //! target/release/loadgen latency --runs 100 --frames 100 --rate 10
 //! ```
 
+mod agui;
 mod error;
 mod http;
 mod latency;
@@ -102,7 +107,32 @@ enum Scenario {
         #[arg(long, default_value_t = 100)]
         runs: usize,
     },
-    /// All four with their defaults, each on a fresh service.
+    /// (e) Many SSE subscribers on one Standby's events while its execution runs: held, and server
+    /// memory per subscriber.
+    StandbySubscribers {
+        /// Concurrent subscribers.
+        #[arg(long, default_value_t = 10_000)]
+        subscribers: usize,
+        /// Seconds all subscribers stay connected before the execution is cancelled.
+        #[arg(long, default_value_t = 5)]
+        hold_secs: u64,
+        /// Connections opened at once.
+        #[arg(long, default_value_t = 256)]
+        connect_concurrency: usize,
+    },
+    /// (f) Concurrent AG-UI clients, each its own run: held, and server memory per stream with its run.
+    AguiStreams {
+        /// Concurrent AG-UI streams (each a run and a fake CLI process).
+        #[arg(long, default_value_t = 100)]
+        streams: usize,
+        /// Seconds all streams stay open before their runs are cancelled.
+        #[arg(long, default_value_t = 5)]
+        hold_secs: u64,
+        /// Streams opened at once.
+        #[arg(long, default_value_t = 16)]
+        connect_concurrency: usize,
+    },
+    /// All six with their defaults, each on a fresh service.
     All,
 }
 
@@ -123,9 +153,33 @@ async fn measure(bins: &Binaries, scenario: &Scenario) -> Result<Value, LoadErro
                 hold: Duration::from_secs(hold_secs),
                 connect_concurrency,
             };
-            subscribers::run(&svc, plan).await
+            subscribers::run(&svc, plan, subscribers::Target::Run).await
         }
         Scenario::Memory { runs } => memory::run(&svc, runs).await,
+        Scenario::StandbySubscribers {
+            subscribers,
+            hold_secs,
+            connect_concurrency,
+        } => {
+            let plan = subscribers::Plan {
+                subscribers,
+                hold: Duration::from_secs(hold_secs),
+                connect_concurrency,
+            };
+            subscribers::run(&svc, plan, subscribers::Target::Standby).await
+        }
+        Scenario::AguiStreams {
+            streams,
+            hold_secs,
+            connect_concurrency,
+        } => {
+            let plan = agui::Plan {
+                streams,
+                hold: Duration::from_secs(hold_secs),
+                connect_concurrency,
+            };
+            agui::run(&svc, plan).await
+        }
         Scenario::All => Err(LoadError::Protocol("`all` is not one scenario".into())),
     };
     let stopped = svc.stop().await;
@@ -141,10 +195,17 @@ fn defaults() -> Vec<Scenario> {
     let parse = |args: &[&str]| {
         Cli::try_parse_from(std::iter::once("loadgen").chain(args.iter().copied())).map(|c| c.scenario)
     };
-    ["throughput", "latency", "subscribers", "memory"]
-        .iter()
-        .filter_map(|s| parse(&[s]).ok())
-        .collect()
+    [
+        "throughput",
+        "latency",
+        "subscribers",
+        "memory",
+        "standby-subscribers",
+        "agui-streams",
+    ]
+    .iter()
+    .filter_map(|s| parse(&[s]).ok())
+    .collect()
 }
 
 async fn main_async(cli: Cli) -> Result<String, LoadError> {

@@ -1,9 +1,11 @@
 //! Scenario (c): `subscribers` concurrent SSE clients on one long run (the fake writes one stamped message
-//! and then hangs, so the run stays active). Each client connects, receives the replay up to the stamped
-//! message, and then waits. Once all are connected the scenario reads the service's RSS (delta over the
-//! RSS before the first subscriber, divided by the subscribers) and its `agent_adaptor_sse_subscribers`
-//! gauge, holds them for `hold`, then cancels the run: the subscribers are "held" when every one of them
-//! connected, none was closed early, and every one received the run's `done` event after the cancel.
+//! and then hangs, so the run stays active), and (e) the same on a Standby: the clients follow
+//! `…/standby/events` while the Standby's execution is that run (ids `<execution>:<seq>`, the same reader
+//! underneath). Each client connects, receives the replay up to the stamped message, and then waits.
+//! Once all are connected the scenario reads the service's RSS (delta over the RSS before the first
+//! subscriber, divided by the subscribers) and its `agent_adaptor_sse_subscribers` gauge, holds them for
+//! `hold`, then cancels the run: the subscribers are "held" when every one of them connected, none was
+//! closed early, and every one received the run's `done` event after the cancel.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -16,7 +18,19 @@ use tokio::task::JoinSet;
 
 use crate::error::LoadError;
 use crate::service::Service;
-use crate::trace::{Trace, cancel_run, start_run, subscribe};
+use crate::trace::{Trace, cancel_run, start_run};
+
+/// What the subscribers follow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    /// A run's events (`/v1/runs/{id}/events`).
+    Run,
+    /// A Standby's events (`/v1/agents/{agent}/threads/{key}/standby/events`) while its execution runs.
+    Standby,
+}
+
+/// The Standby thread of scenario (e).
+const STANDBY: &str = "/v1/agents/fake/threads/loadgen-standby/standby";
 
 /// What the scenario runs.
 #[derive(Debug, Clone, Copy)]
@@ -36,9 +50,9 @@ struct Counters {
     early_end: AtomicU64,
 }
 
-/// Reads until the stamped message (the replay); returns the open stream.
-async fn attach(addr: SocketAddr, run_id: &str) -> Result<(crate::http::Sse, Trace), LoadError> {
-    let mut sse = subscribe(addr, run_id).await?;
+/// Reads `path`'s events until the stamped message (the replay); returns the open stream.
+async fn attach(addr: SocketAddr, path: &str) -> Result<(crate::http::Sse, Trace), LoadError> {
+    let mut sse = crate::http::Sse::connect(addr, path).await?;
     let mut t = Trace::default();
     while t.indices.is_empty() {
         match sse.next().await? {
@@ -51,13 +65,13 @@ async fn attach(addr: SocketAddr, run_id: &str) -> Result<(crate::http::Sse, Tra
 
 async fn subscriber(
     addr: SocketAddr,
-    run_id: Arc<str>,
+    path: Arc<str>,
     gate: Arc<Semaphore>,
     counters: Arc<Counters>,
 ) -> Result<bool, LoadError> {
     let attached = {
         let _permit = gate.acquire().await;
-        attach(addr, &run_id).await
+        attach(addr, &path).await
     };
     let (mut sse, mut t) = match attached {
         Ok(x) => x,
@@ -94,13 +108,42 @@ fn nofile_soft() -> Option<u64> {
     line.split_whitespace().nth(3)?.parse().ok()
 }
 
+/// Starts what the subscribers follow; its events path and, for a run, its id.
+async fn begin(addr: SocketAddr, target: Target) -> Result<(String, Option<String>), LoadError> {
+    const PROMPT: &str = "scenario=stream frames=1 then=hang";
+    match target {
+        Target::Run => {
+            let run_id = start_run(addr, PROMPT).await?;
+            Ok((format!("/v1/runs/{run_id}/events"), Some(run_id)))
+        }
+        Target::Standby => {
+            crate::http::post_json(addr, STANDBY, &json!({}), 201).await?;
+            let path = format!("{STANDBY}/messages");
+            crate::http::post_json(addr, &path, &json!({ "text": PROMPT }), 202).await?;
+            Ok((format!("{STANDBY}/events"), None))
+        }
+    }
+}
+
+/// Cancels the followed run (the Standby's current execution).
+async fn end(addr: SocketAddr, run_id: Option<&str>) -> Result<(), LoadError> {
+    match run_id {
+        Some(id) => cancel_run(addr, id).await,
+        None => {
+            let path = format!("{STANDBY}/cancel");
+            crate::http::post_json(addr, &path, &json!({}), 202)
+                .await
+                .map(drop)
+        }
+    }
+}
+
 /// Runs the scenario.
-pub async fn run(svc: &Service, plan: Plan) -> Result<Value, LoadError> {
+pub async fn run(svc: &Service, plan: Plan, kind: Target) -> Result<Value, LoadError> {
     let addr = svc.addr;
-    let run_id: Arc<str> = start_run(addr, "scenario=stream frames=1 then=hang")
-        .await?
-        .into();
-    drop(attach(addr, &run_id).await?);
+    let (path, run_id) = begin(addr, kind).await?;
+    let path: Arc<str> = path.into();
+    drop(attach(addr, &path).await?);
     tokio::time::sleep(Duration::from_millis(500)).await;
     let rss_before = svc.rss_kib()?;
     let counters = Arc::new(Counters::default());
@@ -108,7 +151,7 @@ pub async fn run(svc: &Service, plan: Plan) -> Result<Value, LoadError> {
     let connect_started = Instant::now();
     let mut set = JoinSet::new();
     for _ in 0..plan.subscribers {
-        set.spawn(subscriber(addr, run_id.clone(), gate.clone(), counters.clone()));
+        set.spawn(subscriber(addr, path.clone(), gate.clone(), counters.clone()));
     }
     let target = plan.subscribers as u64;
     let deadline = Instant::now() + Duration::from_secs(300);
@@ -129,7 +172,7 @@ pub async fn run(svc: &Service, plan: Plan) -> Result<Value, LoadError> {
     let early_during_hold = counters.early_end.load(Ordering::Relaxed);
     let rss_held = svc.rss_kib()?;
     let cancelled_at = Instant::now();
-    cancel_run(addr, &run_id).await?;
+    end(addr, run_id.as_deref()).await?;
     let mut got_done = 0u64;
     let mut errors = 0u64;
     let mut first_error = None;
@@ -162,7 +205,10 @@ pub async fn run(svc: &Service, plan: Plan) -> Result<Value, LoadError> {
     };
     let held = connected == target && early_during_hold == 0 && got_done == target;
     Ok(json!({
-        "scenario": "subscribers",
+        "scenario": match kind {
+            Target::Run => "subscribers",
+            Target::Standby => "standby_subscribers",
+        },
         "subscribers": plan.subscribers,
         "connected": connected,
         "connect_failures": counters.failed.load(Ordering::Relaxed),

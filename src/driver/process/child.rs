@@ -30,6 +30,7 @@ pub struct Child {
     pub(crate) stdin: Option<StdinWriter>,
     pub(crate) stdout: Option<StdoutLines>,
     pub(crate) stderr: StderrCapture,
+    pub(crate) cpu: std::sync::Arc<super::cpu::ChildCpu>,
 }
 
 impl Child {

@@ -75,7 +75,9 @@ pub struct JsonLinesCodec {
 #[derive(Debug)]
 struct Discard {
     len: usize,
-    prefix: Bytes,
+    /// The line's first bytes, topped up to [`TOO_LONG_PREFIX`] as they arrive (however the pipe
+    /// chunks them), never past the line's end.
+    prefix: Vec<u8>,
 }
 
 impl JsonLinesCodec {
@@ -131,7 +133,11 @@ impl Decoder for JsonLinesCodec {
     fn decode(&mut self, buf: &mut BytesMut) -> io::Result<Option<Line>> {
         loop {
             if let Some(mut discard) = self.discarding.take() {
-                let Some(i) = find_newline(buf) else {
+                let newline = find_newline(buf);
+                let line_end = newline.unwrap_or(buf.len());
+                let want = TOO_LONG_PREFIX.saturating_sub(discard.prefix.len()).min(line_end);
+                discard.prefix.extend_from_slice(&buf[..want]);
+                let Some(i) = newline else {
                     discard.len += buf.len();
                     self.raw.push(buf.split().freeze());
                     self.discarding = Some(discard);
@@ -141,7 +147,7 @@ impl Decoder for JsonLinesCodec {
                 self.scanned = 0;
                 return Ok(Some(Line::TooLong {
                     len: discard.len + i,
-                    prefix: discard.prefix,
+                    prefix: Bytes::from(discard.prefix),
                 }));
             }
             let limit = buf.len().min(self.max_len + 1);
@@ -155,8 +161,11 @@ impl Decoder for JsonLinesCodec {
                 }
             }
             if buf.len() > self.max_len {
-                let prefix = Bytes::copy_from_slice(&buf[..TOO_LONG_PREFIX.min(buf.len())]);
-                self.discarding = Some(Discard { len: 0, prefix });
+                // The line starts at `buf[0]`: the discarding branch collects its prefix.
+                self.discarding = Some(Discard {
+                    len: 0,
+                    prefix: Vec::with_capacity(TOO_LONG_PREFIX),
+                });
                 self.scanned = 0;
                 continue;
             }
@@ -170,7 +179,10 @@ impl Decoder for JsonLinesCodec {
             return Ok(Some(line));
         }
         if let Some(Discard { len, prefix }) = self.discarding.take() {
-            return Ok(Some(Line::TooLong { len, prefix }));
+            return Ok(Some(Line::TooLong {
+                len,
+                prefix: Bytes::from(prefix),
+            }));
         }
         if buf.is_empty() {
             return Ok(None);
@@ -242,6 +254,43 @@ mod tests {
                 Line::TooLong { .. } => "too_long",
             })
             .collect()
+    }
+
+    /// An over-long line's prefix is its own first bytes whatever the chunking: not the bytes of the
+    /// chunk that crossed the limit (fuzz::codec found `prefix: b"\0\0"` for a 226-byte line fed 2
+    /// bytes at a time), and never the next line's.
+    #[test]
+    fn an_over_long_lines_prefix_is_its_first_bytes_however_it_is_chunked() {
+        let long: Vec<u8> = (0..300u32).map(|i| b'a' + (i % 26) as u8).collect();
+        let mut input = long.clone();
+        input.extend_from_slice(b"\n{}\n");
+        for chunk in [1, 2, 7, 512] {
+            let mut codec = JsonLinesCodec::new(4, usize::MAX);
+            let mut buf = BytesMut::new();
+            let mut out = Vec::new();
+            for c in input.chunks(chunk) {
+                buf.extend_from_slice(c);
+                while let Some(line) = codec.decode(&mut buf).unwrap() {
+                    out.push(line);
+                }
+            }
+            let want = Line::TooLong {
+                len: 300,
+                prefix: Bytes::copy_from_slice(&long[..TOO_LONG_PREFIX]),
+            };
+            assert_eq!(out[0], want, "chunks of {chunk}");
+            assert_eq!(kinds(&out), ["too_long", "json"], "chunks of {chunk}");
+        }
+        let mut codec = JsonLinesCodec::new(4, usize::MAX);
+        let mut buf = BytesMut::from(&b"abcdefg\n{\"next\":1}\n"[..]);
+        let first = codec.decode(&mut buf).unwrap().unwrap();
+        assert_eq!(
+            first,
+            Line::TooLong {
+                len: 7,
+                prefix: Bytes::from_static(b"abcdefg")
+            }
+        );
     }
 
     #[tokio::test]

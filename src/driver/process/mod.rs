@@ -30,6 +30,7 @@
 //! | `lines.rs` | [`JsonLines`] / [`Line`]: stdout framing that never stops on bad input |
 //! | `stderr.rs` | [`StderrCapture`]: bounded tail, complete bytes, line forwarding |
 //! | `capture.rs` | [`Captured`]: complete output with a cap, for `Result.Raw` |
+//! | `cpu.rs` | [`CpuMeter`]: the CPU time of an execution's children (rusage at exit, `/proc` while kept) |
 //! | `registry.rs` | [`ProcessRegistry`]: live children, metrics, shutdown backstop |
 //! | `pool.rs` | [`ProcessPool`]: persistent processes per thread (lease, signature, idle eviction, close) |
 //! | `orphans.rs` | [`reap_orphans`]: boot-time cleanup after a server that was SIGKILLed |
@@ -73,6 +74,7 @@
 
 mod capture;
 mod child;
+mod cpu;
 mod error;
 mod lines;
 mod orphans;
@@ -90,6 +92,7 @@ mod tree;
 
 pub use capture::Captured;
 pub use child::{Child, StdoutLines};
+pub use cpu::CpuMeter;
 pub use error::ProcessError;
 pub use lines::{JsonLines, JsonLinesCodec, Line, TOO_LONG_PREFIX};
 pub use orphans::{OWNER_ENV, OrphanReport, reap_orphans};

@@ -258,6 +258,10 @@ impl<T: Pooled> ProcessPool<T> {
         if let Some(old) = discard {
             stop(old, self.inner.grace).await;
         }
+        // From now on the kept process's CPU time is the leasing run's.
+        if let Taken::Warm(value, _) = &taken {
+            value.child().cpu.attach_current();
+        }
         taken
     }
 
@@ -321,6 +325,8 @@ impl<T: Pooled> Lease<T> {
             }
             let alive = value.child().exit_info().is_none();
             if healthy && mine && alive && !inner.closed.load(Ordering::Acquire) {
+                // The run's share is charged now; idle time is nobody's.
+                value.child().cpu.detach();
                 let generation = inner.next_generation();
                 slots.insert(
                     key.clone(),

@@ -142,6 +142,8 @@ pub async fn spawn(registry: &ProcessRegistry, spec: ProcessSpec) -> Result<Chil
         .map(|err| tokio::spawn(stderr::drain(err, stderr.clone(), spec.on_stderr_line.clone())));
 
     let id = ProcessId::next();
+    // Charged to the execution whose meter is in scope (`cpu.rs`).
+    let cpu = super::cpu::ChildCpu::spawned(pid);
     let (control_tx, control_rx) = mpsc::unbounded_channel();
     let (exit_tx, exit_rx) = watch::channel(None);
     let label = spec.label.clone();
@@ -173,6 +175,7 @@ pub async fn spawn(registry: &ProcessRegistry, spec: ProcessSpec) -> Result<Chil
         stderr_task,
         exit_tx,
         started,
+        cpu: cpu.clone(),
     };
     // In the spawning execution's span, so supervision logs name the run.
     tokio::spawn(tracing::Instrument::in_current_span(supervisor.run()));
@@ -191,5 +194,6 @@ pub async fn spawn(registry: &ProcessRegistry, spec: ProcessSpec) -> Result<Chil
         stdin,
         stdout,
         stderr,
+        cpu,
     })
 }

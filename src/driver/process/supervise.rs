@@ -21,10 +21,11 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 use tracing::{debug, warn};
 
+use super::cpu::ChildCpu;
 use super::registry::{ProcessId, ProcessRegistry};
 use super::stderr::StderrCapture;
 use super::stop::{Escalation, ExitInfo, StopPlan};
-use super::sys::{Signal, signal_group};
+use super::sys::{Signal, signal_group, zombie_cpu};
 use super::tree::Stragglers;
 
 /// After reaping, how long stderr may take to reach EOF before the reader is abandoned (only a
@@ -50,6 +51,8 @@ pub(crate) struct Supervisor {
     pub(crate) stderr_task: Option<JoinHandle<()>>,
     pub(crate) exit_tx: watch::Sender<Option<ExitInfo>>,
     pub(crate) started: Instant,
+    /// Its CPU account, closed with its rusage just before it is reaped.
+    pub(crate) cpu: std::sync::Arc<ChildCpu>,
 }
 
 /// The leader has exited: either already reaped (fallback path) or still a zombie (pidfd path).
@@ -127,8 +130,15 @@ impl Supervisor {
         let _ = signal_group(self.pgid, Signal::Kill);
         stragglers.kill(&self.label);
         let status = match exit {
-            Exited::Reaped(status) => status,
-            Exited::Zombie => self.child.wait().await,
+            Exited::Reaped(status) => {
+                self.cpu.exited(None);
+                status
+            }
+            Exited::Zombie => {
+                // Still a zombie: its rusage can be read without reaping it.
+                self.cpu.exited(zombie_cpu(self.pid));
+                self.child.wait().await
+            }
         };
         cleanup.armed = false;
         if let Some(mut task) = self.stderr_task.take()

@@ -1,6 +1,6 @@
 //! The handful of raw Unix calls the supervisor needs, each behind a small safe function with its
-//! own `#[allow(unsafe_code)]` and SAFETY note: signalling a process group, watching a pidfd, and
-//! the pre-exec hook that sets the parent-death signal.
+//! own `#[allow(unsafe_code)]` and SAFETY note: signalling a process group, watching a pidfd, the
+//! pre-exec hook that sets the parent-death signal, and reading a child's CPU time (`cpu.rs`).
 
 use std::io;
 use std::os::fd::OwnedFd;
@@ -165,6 +165,90 @@ pub(crate) fn set_parent_death_signal(cmd: &mut tokio::process::Command) {
     }
 }
 
+/// The CPU time (user + system) of an exited, not yet reaped child `pid` and of the descendants it
+/// waited for: its rusage, read with `waitid(WEXITED | WNOWAIT | WNOHANG)`, which leaves the zombie in
+/// place for the supervisor to reap. `None` when it cannot be read (not a zombie child of ours, not
+/// Linux).
+#[cfg(target_os = "linux")]
+pub(crate) fn zombie_cpu(pid: u32) -> Option<std::time::Duration> {
+    let pid = libc::id_t::try_from(pid).ok()?;
+    #[allow(unsafe_code)]
+    // SAFETY: all-zero bytes are a valid `siginfo_t` and `rusage` (plain C structs of integers).
+    let (mut info, mut usage): (libc::siginfo_t, libc::rusage) =
+        unsafe { (std::mem::zeroed(), std::mem::zeroed()) };
+    #[allow(unsafe_code)]
+    // SAFETY: the raw waitid(2) syscall (whose fifth argument is the rusage glibc's wrapper hides)
+    // writes into the two structs we own for the duration of the call; WNOWAIT leaves the child
+    // waitable, so the supervisor still reaps it.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_waitid,
+            libc::P_PID,
+            pid,
+            &mut info as *mut libc::siginfo_t,
+            libc::WEXITED | libc::WNOWAIT | libc::WNOHANG,
+            &mut usage as *mut libc::rusage,
+        )
+    };
+    #[allow(unsafe_code)]
+    // SAFETY: reading the pid of a siginfo the kernel filled (or left zeroed) is always valid.
+    let found = unsafe { info.si_pid() } != 0;
+    if rc != 0 || !found {
+        return None;
+    }
+    Some(timeval(usage.ru_utime) + timeval(usage.ru_stime))
+}
+
+#[cfg(target_os = "linux")]
+fn timeval(t: libc::timeval) -> std::time::Duration {
+    let secs = u64::try_from(t.tv_sec).unwrap_or(0);
+    let micros = u64::try_from(t.tv_usec).unwrap_or(0);
+    std::time::Duration::from_secs(secs) + std::time::Duration::from_micros(micros)
+}
+
+/// Rusage of zombies is read on Linux only.
+#[cfg(not(target_os = "linux"))]
+pub(crate) fn zombie_cpu(_pid: u32) -> Option<std::time::Duration> {
+    None
+}
+
+/// The CPU time (user + system, its own plus that of the children it waited for) a live process has
+/// used so far, from `/proc/<pid>/stat`; `None` when that cannot be read.
+#[cfg(target_os = "linux")]
+pub(crate) fn process_cpu(pid: u32) -> Option<std::time::Duration> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name is in parentheses and may contain anything: the fields follow the last `)`.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // After the name: state (field 3) is index 0, so utime (14), stime, cutime, cstime are 11..=14.
+    let ticks: u64 = fields
+        .get(11..=14)?
+        .iter()
+        .map(|f| f.parse::<i64>().ok().and_then(|v| u64::try_from(v).ok()))
+        .sum::<Option<u64>>()?;
+    let hz = clock_ticks()?;
+    Some(std::time::Duration::from_micros(
+        ticks.saturating_mul(1_000_000) / hz,
+    ))
+}
+
+#[cfg(target_os = "linux")]
+fn clock_ticks() -> Option<u64> {
+    static HZ: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
+    *HZ.get_or_init(|| {
+        #[allow(unsafe_code)]
+        // SAFETY: sysconf(3) reads a constant of the system; no memory is passed.
+        let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+        u64::try_from(hz).ok().filter(|h| *h > 0)
+    })
+}
+
+/// `/proc` is read on Linux only.
+#[cfg(not(target_os = "linux"))]
+pub(crate) fn process_cpu(_pid: u32) -> Option<std::time::Duration> {
+    None
+}
+
 /// Parent-death signals are Linux-only; elsewhere the process group and kill-on-drop remain.
 #[cfg(not(target_os = "linux"))]
 pub(crate) fn set_parent_death_signal(_cmd: &mut tokio::process::Command) {}
@@ -178,6 +262,21 @@ mod tests {
         assert!(signal_group(0, Signal::Term).is_err());
         assert!(signal_group(1, Signal::Kill).is_err());
         assert!(!group_exists(0));
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn our_own_process_has_a_cpu_reading_and_a_missing_one_none() {
+        // Burn a little CPU so the reading is above zero at any clock-tick resolution.
+        let start = std::time::Instant::now();
+        let mut x = 0u64;
+        while start.elapsed() < std::time::Duration::from_millis(50) {
+            x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(7));
+        }
+        let own = process_cpu(std::process::id()).expect("/proc/self/stat");
+        assert!(own > std::time::Duration::ZERO, "{own:?}");
+        assert_eq!(process_cpu(u32::MAX), None);
+        assert_eq!(zombie_cpu(u32::MAX), None);
     }
 
     #[test]

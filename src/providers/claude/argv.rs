@@ -159,6 +159,35 @@ mod tests {
     use super::*;
     use crate::driver::{ApprovalMode, ApprovalPolicy, QuestionMode};
 
+    #[test]
+    fn the_configured_model_is_the_default_and_a_call_model_replaces_it() {
+        let config = Config {
+            model: Some("cfg-model".into()),
+            ..Default::default()
+        };
+        let p = policy(ApprovalPolicy::auto_approve());
+        let models = |inv: &Invocation| {
+            let a = build(&config, &p, Transport::OneShot, inv);
+            a.windows(2)
+                .filter(|w| w[0] == "--model")
+                .map(|w| w[1].clone())
+                .collect::<Vec<_>>()
+        };
+        let default = Invocation {
+            prompt: Some("x"),
+            ..Default::default()
+        };
+        assert_eq!(models(&default), ["cfg-model"], "the config's model by default");
+        let call = Invocation {
+            prompt: Some("x"),
+            model: Some("call-model"),
+            ..Default::default()
+        };
+        assert_eq!(models(&call), ["call-model"], "a call's model replaces it");
+        let none = build(&Config::default(), &p, Transport::OneShot, &default);
+        assert!(!none.contains(&"--model".to_string()), "no model, no flag");
+    }
+
     fn policy(approvals: ApprovalPolicy) -> Policy {
         Policy {
             approvals,

@@ -18,6 +18,7 @@ pub mod decision;
 pub mod env;
 mod inspect;
 mod run;
+pub mod timing;
 pub mod translate;
 pub mod wire;
 

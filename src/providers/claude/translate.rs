@@ -40,6 +40,8 @@ pub struct Translator {
     transcript: Vec<TranscriptItem>,
     message_usage: Vec<(String, Usage)>,
     usage: Option<Usage>,
+    /// The streamed usage last reported in a `usage` notice.
+    reported: Option<Usage>,
     last_result: Option<ResultFrame>,
 }
 
@@ -59,6 +61,7 @@ impl Translator {
             transcript: Vec::new(),
             message_usage: Vec::new(),
             usage: None,
+            reported: None,
             last_result: None,
         }
     }
@@ -190,6 +193,14 @@ impl Translator {
             Frame::User(u) => self.user(&u.message.content, u.tool_use_result.as_ref(), &mut out),
             Frame::Result(r) => self.result(r, &mut out),
             Frame::Unknown(v) => out.push(events::unknown_frame("Claude", v)),
+        }
+        // The turn's usage so far, whenever it grew (metering and budgets act on it mid-turn).
+        let streamed = self.streamed_usage();
+        if streamed != self.reported {
+            if let Some(u) = streamed {
+                out.push(DriverEvent::Notice(u.progress_notice()));
+            }
+            self.reported = streamed;
         }
         out
     }

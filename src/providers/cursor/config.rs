@@ -30,6 +30,30 @@ impl CursorMode {
     }
 }
 
+/// How the driver talks to the CLI.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CursorTransport {
+    /// `cursor-agent -p --output-format stream-json`, one process per turn (the default: Cursor's
+    /// documented headless mode; skills through `--plugin-dir`).
+    #[default]
+    Print,
+    /// `agent acp`: the Agent Client Protocol over stdio (`providers::acp`): token-level text,
+    /// permissions asked through the run's policy, turn-end input in the same process, resume by
+    /// `session/load`.
+    Acp,
+}
+
+impl CursorTransport {
+    /// The name (`print`, `acp`), reported as the result's `transport`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CursorTransport::Print => "print",
+            CursorTransport::Acp => "acp",
+        }
+    }
+}
+
 /// Configuration of the Cursor agent driver.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(default)]
@@ -50,6 +74,8 @@ pub struct CursorConfig {
     /// (`CURSOR_DATA_DIR`, the chats `--resume` needs). `None` uses
     /// `$HOME/.agent-adaptor/cursor/<profile>` (the identity's profile, or `default`).
     pub profile_dir: Option<PathBuf>,
+    /// The transport (`print`, the default, or `acp`).
+    pub transport: CursorTransport,
 }
 
 /// Flags the driver sets itself; a host passing one in `extra_args` is a configuration error.

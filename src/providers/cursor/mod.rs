@@ -13,7 +13,9 @@
 //! * [`plugin`] — a run's skills as a per-run plugin (`--plugin-dir`).
 //! * [`inspect`] — the environment report (`--version`).
 //! * `run.rs` — the process, failure classification, the response.
+//! * [`acp`] — the second transport, `agent acp` (config `transport = "acp"`), through `providers::acp`.
 
+pub mod acp;
 pub mod config;
 pub mod inspect;
 pub mod plugin;
@@ -31,7 +33,7 @@ use crate::driver::{
     RunIo, RunPolicyCaps, SessionCaps, SessionCodec, StreamCaps, StructuredCaps, session,
 };
 
-pub use config::{CursorConfig, CursorMode};
+pub use config::{CursorConfig, CursorMode, CursorTransport};
 pub use profile::{PARAM_CURSOR_CONFIG_DIR, PARAM_CURSOR_DATA_DIR, PARAM_CURSOR_HOME, Profile};
 pub use run::FORK_UNSUPPORTED;
 
@@ -106,7 +108,10 @@ impl CursorDriver {
 #[async_trait::async_trait]
 impl Driver for CursorDriver {
     fn descriptor(&self) -> Descriptor {
-        descriptor()
+        match self.config.transport {
+            CursorTransport::Print => descriptor(),
+            CursorTransport::Acp => acp::descriptor(),
+        }
     }
 
     fn validate_config(&self) -> Result<(), InvalidConfig> {
@@ -118,7 +123,10 @@ impl Driver for CursorDriver {
     }
 
     async fn run(&self, request: Request, io: RunIo) -> Response {
-        run::run(&self.config, &self.registry, request, io).await
+        match self.config.transport {
+            CursorTransport::Print => run::run(&self.config, &self.registry, request, io).await,
+            CursorTransport::Acp => acp::run(&self.config, &self.registry, request, io).await,
+        }
     }
 
     async fn environment(&self) -> Result<EnvironmentReport, InspectError> {
@@ -136,14 +144,20 @@ impl Driver for CursorDriver {
             .as_ref()
             .map(|d| d.to_string_lossy().into_owned())
             .unwrap_or_default();
-        Some(session::fingerprint(&[
+        let extra = c.common.extra_args.join("\u{1f}");
+        let mut parts = vec![
             DRIVER_TYPE,
             c.model.as_deref().unwrap_or(""),
             c.mode.map_or("", CursorMode::as_str),
             &root,
             c.common.instructions.as_deref().unwrap_or(""),
-            &c.common.extra_args.join("\u{1f}"),
-        ]))
+            &extra,
+        ];
+        // A session of one transport is not continued on the other (print-mode fingerprints unchanged).
+        if c.transport == CursorTransport::Acp {
+            parts.push(c.transport.as_str());
+        }
+        Some(session::fingerprint(&parts))
     }
 
     fn config_schema(&self) -> Option<ConfigSchema> {
@@ -159,6 +173,7 @@ impl Driver for CursorDriver {
                 f("command", "path", "The CLI (default: cursor-agent on PATH)"),
                 f("model", "string", "--model"),
                 f("mode", "string", "agent|ask|plan"),
+                f("transport", "string", "print (default) | acp"),
                 f(
                     "hook_relay",
                     "string[]",

@@ -112,7 +112,7 @@ impl Forward {
         match pause {
             Some(end) => {
                 // Parked before the client can see the pause, so its resume always finds the position.
-                self.entry.park(self.tap.index());
+                self.entry.park(self.tap.position());
                 for e in &end {
                     if self.out.send(data(e)).await.is_err() {
                         break;

@@ -40,10 +40,10 @@ use super::runs::StartRun;
 use super::sse;
 use crate::agui::interrupts::request_of_call;
 use crate::agui::{AguiEvent, RunAgentInput, Translator, thread_key};
-use crate::runtime::{CallOptions, MessageOptions};
+use crate::runtime::{CallOptions, MessageErrorKind};
 
 /// `POST /v1/agents/{agent}/agui`.
-#[utoipa::path(post, path = "/v1/agents/{agent}/agui", tag = "agui", params(("agent" = String, Path, description = "The agent name")), request_body(content = Object, content_type = "application/json", description = "An AG-UI RunAgentInput (threadId, runId, messages, tools, resume, ...); `forwardedProps.approvals` = `stream` | `interrupt` | `tool` picks how approvals end the AG-UI run (default: `interrupt` when `protocolVersion` is sent, else `stream`)"), responses((status = 200, description = "AG-UI events, one JSON event per SSE `data:` frame (RUN_STARTED ... RUN_FINISHED, with an interrupt outcome when the run parks, or RUN_ERROR)", content_type = "text/event-stream", body = String), (status = 400, description = "invalid_json", body = crate::server::views::ErrorBody), (status = 404, description = "Unknown agent, run or thread", body = crate::server::views::ErrorBody), (status = 409, description = "thread_busy: a run is active on the thread", body = crate::server::views::ErrorBody), (status = 422, description = "invalid_request: no user message, or an unknown `forwardedProps.approvals` mode", body = crate::server::views::ErrorBody), (status = 503, description = "shutting_down", body = crate::server::views::ErrorBody)))]
+#[utoipa::path(post, path = "/v1/agents/{agent}/agui", tag = "agui", params(("agent" = String, Path, description = "The agent name")), request_body(content = Object, content_type = "application/json", description = "An AG-UI RunAgentInput (threadId, runId, messages, tools, resume, ...); `forwardedProps.approvals` = `stream` | `interrupt` | `tool` picks how approvals end the AG-UI run (default: `interrupt` when `protocolVersion` is sent, else `stream`)"), responses((status = 200, description = "AG-UI events, one JSON event per SSE `data:` frame (RUN_STARTED ... RUN_FINISHED, with an interrupt outcome when the run parks, or RUN_ERROR)", content_type = "text/event-stream", body = String), (status = 400, description = "invalid_json", body = crate::server::views::ErrorBody), (status = 402, description = "budget_exceeded: a budget of the tenant, agent or thread is spent (`[[budgets]]`)", body = crate::server::views::ErrorBody), (status = 404, description = "Unknown agent, run or thread", body = crate::server::views::ErrorBody), (status = 409, description = "thread_busy: a run is active on the thread", body = crate::server::views::ErrorBody), (status = 422, description = "invalid_request: no user message, or an unknown `forwardedProps.approvals` mode", body = crate::server::views::ErrorBody), (status = 503, description = "shutting_down", body = crate::server::views::ErrorBody)))]
 pub async fn named(
     State(state): State<Arc<AppState>>,
     tenant: Tenant,
@@ -54,7 +54,7 @@ pub async fn named(
 }
 
 /// `POST /v1/agui`: the default agent.
-#[utoipa::path(post, path = "/v1/agui", tag = "agui", request_body(content = Object, content_type = "application/json", description = "An AG-UI RunAgentInput, for the default agent (see `POST /v1/agents/{agent}/agui`)"), responses((status = 200, description = "AG-UI events over SSE", content_type = "text/event-stream", body = String), (status = 400, description = "invalid_json", body = crate::server::views::ErrorBody), (status = 404, description = "No agent is configured", body = crate::server::views::ErrorBody), (status = 409, description = "thread_busy", body = crate::server::views::ErrorBody), (status = 422, description = "invalid_request", body = crate::server::views::ErrorBody), (status = 503, description = "shutting_down", body = crate::server::views::ErrorBody)))]
+#[utoipa::path(post, path = "/v1/agui", tag = "agui", request_body(content = Object, content_type = "application/json", description = "An AG-UI RunAgentInput, for the default agent (see `POST /v1/agents/{agent}/agui`)"), responses((status = 200, description = "AG-UI events over SSE", content_type = "text/event-stream", body = String), (status = 400, description = "invalid_json", body = crate::server::views::ErrorBody), (status = 402, description = "budget_exceeded: a budget of the tenant, agent or thread is spent (`[[budgets]]`)", body = crate::server::views::ErrorBody), (status = 404, description = "No agent is configured", body = crate::server::views::ErrorBody), (status = 409, description = "thread_busy", body = crate::server::views::ErrorBody), (status = 422, description = "invalid_request", body = crate::server::views::ErrorBody), (status = 503, description = "shutting_down", body = crate::server::views::ErrorBody)))]
 pub async fn default_agent(
     State(state): State<Arc<AppState>>,
     tenant: Tenant,
@@ -157,12 +157,8 @@ async fn run(
             keep_alive,
         ));
     }
-    let prompt = match input.tool_result() {
-        Some((call, content)) => format!("The result of tool call {call}: {content}"),
-        None => input
-            .prompt()
-            .ok_or_else(|| ApiError::invalid("messages", "no user message with text"))?,
-    };
+    let prompt = crate::agui::input_text(&input)
+        .ok_or_else(|| ApiError::invalid("messages", "no user message with text"))?;
     let (out_tx, out_rx) = mpsc::channel::<SseEvent>(256);
 
     // A Standby owns the thread: the busy policy applies to it as to an active run.
@@ -188,20 +184,16 @@ async fn run(
         return Ok(finished_at_once(translator, out_tx, out_rx, keep_alive).await);
     }
 
+    // An execution active on the thread (the library's AG-UI run registry tracks every run on a thread):
+    // the busy policy supplements it with the user message (latest user id, human author, `Soon`).
     if let Some(k) = &key
         && state.config.busy_policy == BusyPolicy::Supplement
-        && let Some(active) = state.runs.active_on(tenant, &agent.name, k)
     {
-        let mut opts = MessageOptions::new();
-        if let Some(id) = input.last_user_id() {
-            opts = opts.id(id);
+        match state.runs.agui(tenant, &agent.name).send_active(k, &input).await {
+            Ok(_) => return Ok(finished_at_once(translator, out_tx, out_rx, keep_alive).await),
+            Err(e) if e.kind == MessageErrorKind::RunFinished => {}
+            Err(e) => return Err(ApiError::message(&e)),
         }
-        active
-            .stream
-            .send(prompt, opts)
-            .await
-            .map_err(|e| ApiError::message(&e))?;
-        return Ok(finished_at_once(translator, out_tx, out_rx, keep_alive).await);
     }
 
     let slot = state.limits.acquire_run(tenant)?;
@@ -218,6 +210,7 @@ async fn run(
                 prompt,
                 options: CallOptions::new(),
                 slot: Some(slot),
+                agui: Some(&input),
             },
         )
         .await?;

@@ -33,6 +33,24 @@ const BODY_ERRORS: &[(&str, &str, bool)] = &[
     ),
 ];
 
+/// Answers the handlers' own attributes do not list, by `(path, status, code, description)`: the
+/// Standby's input goes through the same message admission as a run's (`ApiError::message`).
+const EXTRA: &[(&str, &str, &str, &str)] = &[(
+    "/v1/agents/{agent}/threads/{key}/standby/messages",
+    "403",
+    "messages_disabled",
+    "messages_disabled: the agent takes no supplemental messages",
+)];
+
+/// Adds the answers of [`EXTRA`] to the operations at `path`.
+pub fn extra_errors(path: &str, op: &mut Operation) {
+    for &(at, status, code, description) in EXTRA {
+        if at == path {
+            document_error(op, status, code, description);
+        }
+    }
+}
+
 /// Adds the body errors to `op` when it takes a JSON body.
 pub fn body_errors(op: &mut Operation) {
     let Some(RefOr::T(body)) = &op.request_body else {

@@ -133,6 +133,14 @@ pub const OPERATIONS: &[(&str, &str, &str, &str, &str)] = &[
     ),
     (
         "get",
+        "/v1/usage",
+        "usage_list",
+        "Metered usage",
+        "Tokens, estimated cost, CLI wall and CPU time per tenant, agent and thread over a time range, \
+      cursor-paged; an operator key reads every tenant's usage.",
+    ),
+    (
+        "get",
         "/v1/agents/{agent}/threads",
         "threads_list",
         "List threads",

@@ -7,6 +7,7 @@ mod declarations;
 mod log;
 mod service;
 mod threads;
+mod usage;
 
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
@@ -33,6 +34,7 @@ struct Inner {
     log: log::Log,
     service: service::Service,
     declarations: declarations::Declarations,
+    usage: usage::Usage,
 }
 
 impl MemoryStore {
@@ -200,6 +202,22 @@ impl ThreadStore for MemoryStore {
         only_pending: bool,
     ) -> StoreResult<Vec<Approval>> {
         Ok(self.lock().service.list_approvals(tenant, run_id, only_pending))
+    }
+
+    async fn put_usage(&self, usage: &crate::store::UsageRecord) -> StoreResult<()> {
+        self.lock().usage.put(usage)
+    }
+
+    async fn usage(&self, query: &crate::store::UsageQuery) -> StoreResult<Vec<crate::store::UsageRow>> {
+        Ok(self.lock().usage.query(query))
+    }
+
+    async fn usage_total(
+        &self,
+        filter: &crate::store::UsageFilter,
+    ) -> StoreResult<crate::store::UsageTotals> {
+        crate::store::rules::require("tenant", &filter.tenant)?;
+        Ok(self.lock().usage.total(filter))
     }
 
     async fn put_declaration(&self, declaration: &Declaration) -> StoreResult<()> {

@@ -12,6 +12,7 @@ mod nul;
 mod rows;
 mod service;
 mod threads;
+mod usage;
 
 use std::str::FromStr;
 use std::time::Duration;
@@ -28,6 +29,9 @@ use super::{
     Approval, ContinuityEntry, Declaration, EventRecord, FinalizeRequest, Lease, NewEvent, Page, Query,
     Record, RetentionPolicy, RunRecord, RunState, StoreError, StoreResult, ThreadStore,
 };
+
+/// How long a lease release is retried while the database is unavailable.
+const RELEASE_RETRY: Duration = Duration::from_secs(10);
 
 /// The migrations compiled into this build.
 static MIGRATOR: Migrator = sqlx::migrate!("migrations/postgres");
@@ -144,7 +148,20 @@ impl ThreadStore for PostgresStore {
     }
 
     async fn release_lease(&self, lease: &Lease) -> StoreResult<()> {
-        threads::release_lease(&self.pool, lease).await
+        // Idempotent (it only shortens the holder's own lease), so it is retried while the database is
+        // unavailable (a restart): a run ending during one would otherwise leave its thread leased until
+        // the TTL, and every run on the thread fail `thread_busy` meanwhile (the chaos suite found it).
+        let deadline = std::time::Instant::now() + RELEASE_RETRY;
+        let mut pause = Duration::from_millis(50);
+        loop {
+            match threads::release_lease(&self.pool, lease).await {
+                Err(e) if e.is_retryable() && std::time::Instant::now() < deadline => {
+                    tokio::time::sleep(pause).await;
+                    pause = (pause * 2).min(Duration::from_secs(1));
+                }
+                other => return other,
+            }
+        }
     }
 
     async fn finalize(&self, request: FinalizeRequest) -> StoreResult<Record> {
@@ -291,6 +308,21 @@ impl ThreadStore for PostgresStore {
         only_pending: bool,
     ) -> StoreResult<Vec<Approval>> {
         service::list_approvals(&self.pool, tenant, run_id, only_pending).await
+    }
+
+    async fn put_usage(&self, usage: &crate::store::UsageRecord) -> StoreResult<()> {
+        usage::put(&self.pool, usage).await
+    }
+
+    async fn usage(&self, query: &crate::store::UsageQuery) -> StoreResult<Vec<crate::store::UsageRow>> {
+        usage::query(&self.pool, query).await
+    }
+
+    async fn usage_total(
+        &self,
+        filter: &crate::store::UsageFilter,
+    ) -> StoreResult<crate::store::UsageTotals> {
+        usage::total(&self.pool, filter).await
     }
 
     async fn put_declaration(&self, declaration: &Declaration) -> StoreResult<()> {

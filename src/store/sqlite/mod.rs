@@ -18,6 +18,7 @@ mod log;
 mod rows;
 mod service;
 mod threads;
+mod usage;
 
 use std::str::FromStr;
 use std::time::Duration;
@@ -301,6 +302,21 @@ impl ThreadStore for SqliteStore {
         only_pending: bool,
     ) -> StoreResult<Vec<Approval>> {
         service::list_approvals(&self.reader, tenant, run_id, only_pending).await
+    }
+
+    async fn put_usage(&self, usage: &crate::store::UsageRecord) -> StoreResult<()> {
+        usage::put(&self.writer, usage).await
+    }
+
+    async fn usage(&self, query: &crate::store::UsageQuery) -> StoreResult<Vec<crate::store::UsageRow>> {
+        usage::query(&self.reader, query).await
+    }
+
+    async fn usage_total(
+        &self,
+        filter: &crate::store::UsageFilter,
+    ) -> StoreResult<crate::store::UsageTotals> {
+        usage::total(&self.reader, filter).await
     }
 
     async fn put_declaration(&self, declaration: &Declaration) -> StoreResult<()> {

@@ -94,6 +94,23 @@ fn first_mcp_server(cursor_home: Option<&Path>) -> Option<String> {
     v.get("mcpServers")?.as_object()?.keys().next().cloned()
 }
 
+/// When `argv` asks for ACP mode (`agent [options] acp [options]`, as Cursor documents it), the other
+/// options (`--workspace`, `--model`, `--api-key`, …, accepted and unused: the session's `cwd` rules);
+/// the binary then serves [`crate::testkit::fake_acp`] in its Cursor flavour.
+pub fn acp_mode(argv: &[String]) -> Option<Args> {
+    if argv.iter().any(|a| a == "-p" || a == "--print") {
+        return None; // print mode: `acp` is a prompt word
+    }
+    let at = argv.iter().position(|a| a == "acp")?;
+    let rest: Vec<String> = argv
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != at)
+        .map(|(_, a)| a.clone())
+        .collect();
+    Args::try_parse_from(std::iter::once("cursor-agent".to_owned()).chain(rest)).ok()
+}
+
 /// Runs the fake CLI: `argv` without the program name. Returns how the process must end.
 pub fn run(
     argv: &[String],

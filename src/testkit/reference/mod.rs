@@ -170,6 +170,17 @@ impl ReferenceDriver {
         if let Some(count) = bulk_count(&p) {
             steps.push(Step::Bulk { count });
         }
+        // `usage:<n>`: the turn reports <n> input tokens so far, mid-turn (metering and budget tests).
+        let usage_so_far = p
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix("usage:")?.parse::<u64>().ok());
+        if let Some(n) = usage_so_far {
+            let so_far = Usage {
+                input_tokens: n,
+                ..Default::default()
+            };
+            steps.push(Step::Notice(so_far.progress_notice()));
+        }
         if p.contains("notice") {
             steps.push(Step::Notice(Notice {
                 kind: "reference.note".into(),
@@ -234,7 +245,7 @@ impl ReferenceDriver {
         Script {
             steps,
             usage: Some(Usage {
-                input_tokens: 12,
+                input_tokens: usage_so_far.unwrap_or(12),
                 output_tokens: 34,
                 ..Default::default()
             }),

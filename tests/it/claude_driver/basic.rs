@@ -449,3 +449,61 @@ async fn per_call_stdio_mcp_servers_are_materialized_and_callable() {
     assert_eq!(leftover, 0, "the per-run MCP file is removed");
     cl.assert_reaped();
 }
+
+/// The cwd the CLI reported in its init event.
+fn init_cwd(r: &agent_adaptor::runtime::RunResult) -> Option<std::path::PathBuf> {
+    r.transcript()
+        .into_iter()
+        .find(|i| i.kind == TranscriptKind::Init)
+        .and_then(|i| i.metadata.get("cwd").map(std::path::PathBuf::from))
+}
+
+#[tokio::test]
+async fn the_common_config_directory_and_timeout_are_honoured() {
+    let work = tempfile::tempdir().unwrap();
+    let dir = work.path().canonicalize().unwrap();
+    let d = dir.clone();
+    let Some(cl) = Cl::with(move |c| {
+        c.common.directory = Some(d);
+        c.common.timeout = Some(Duration::from_millis(1200));
+    })
+    .await
+    else {
+        return;
+    };
+    let agent = Agent::new(cl.driver.clone());
+    // No workspace option: the run works in CommonConfig.directory (the tool's file lands there).
+    let auto = || {
+        agent_adaptor::runtime::CallOptions::new().policy(
+            agent_adaptor::driver::Policy::default()
+                .with_approvals(agent_adaptor::driver::ApprovalPolicy::auto_approve()),
+        )
+    };
+    let r = agent
+        .send("please run touch", auto().timeout(Duration::from_secs(60)))
+        .result()
+        .await
+        .unwrap();
+    assert_eq!(
+        init_cwd(&r),
+        Some(dir.clone()),
+        "the CLI ran in CommonConfig.directory"
+    );
+    assert!(dir.join("created-by-tool.txt").is_file(), "the tool worked there");
+    // CommonConfig.timeout bounds the execution (the slow answer takes about 2 s).
+    let started = Instant::now();
+    let outcome = agent.send("answer slow", auto()).result().await;
+    assert_eq!(run_error(&outcome).reason.as_str(), "deadline_exceeded");
+    assert!(
+        started.elapsed() < Duration::from_secs(6),
+        "took {:?}",
+        started.elapsed()
+    );
+    cl.assert_reaped();
+    // A call's own timeout wins over the driver's default.
+    let r = agent
+        .send("answer slow", auto().timeout(Duration::from_secs(60)))
+        .result()
+        .await;
+    assert!(r.is_ok(), "{r:?}");
+}

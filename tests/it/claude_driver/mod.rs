@@ -13,6 +13,7 @@
 //! * `skills.rs` — a run's skills through the per-run overlay.
 //! * `kit.rs` — the conformance kit, Inspect.
 //! * `services.rs` — a run service's MCP server reaching the CLI.
+//! * `timing.rs` — the per-delta timestamp file (`AGENT_ADAPTOR_CLAUDE_TIMING`) through `agent-adaptor run`.
 
 mod basic;
 mod decisions;
@@ -22,6 +23,7 @@ mod persistent;
 mod services;
 mod skills;
 mod sse_mcp;
+mod timing;
 
 pub use crate::driver_support::{code, delta_text, drain, run_error, transport};
 

@@ -280,3 +280,27 @@ async fn runs_that_cannot_share_the_process_stop_the_kept_one_first() {
     );
     agent.close(Duration::from_secs(10)).await.unwrap();
 }
+
+#[tokio::test]
+async fn direct_agent_tasks_start_fresh_processes_and_keep_none() {
+    let Some(cl) = Cl::new().await else {
+        return;
+    };
+    let agent = Agent::new(cl.driver.clone());
+    let mut pids = Vec::new();
+    for prompt in ["hello", "hello again"] {
+        let stream = agent.send(prompt, cl.opts());
+        let events = drain(&stream).await;
+        stream.result().await.unwrap();
+        let started = spawned(&events);
+        assert_eq!(started.len(), 1, "{prompt}: a process of its own");
+        pids.push(started[0]);
+        assert_eq!(
+            cl.driver.idle_processes(),
+            0,
+            "{prompt}: a direct task keeps no process"
+        );
+    }
+    assert_ne!(pids[0], pids[1], "no process shared between direct tasks");
+    cl.assert_reaped();
+}

@@ -240,3 +240,52 @@ async fn a_fork_branches_the_session_and_leaves_the_parent_alone() {
     );
     cb.assert_reaped();
 }
+
+#[tokio::test]
+async fn the_common_config_directory_and_timeout_are_honoured() {
+    let work = tempfile::tempdir().unwrap();
+    let dir = work.path().canonicalize().unwrap();
+    let d = dir.clone();
+    let Some(cb) = Cb::with(move |c| {
+        c.common.directory = Some(d);
+        c.common.timeout = Some(Duration::from_millis(800));
+    })
+    .await
+    else {
+        return;
+    };
+    let agent = Agent::new(cb.driver.clone());
+    let auto = || {
+        agent_adaptor::runtime::CallOptions::new().policy(
+            agent_adaptor::driver::Policy::default()
+                .with_approvals(agent_adaptor::driver::ApprovalPolicy::auto_approve()),
+        )
+    };
+    // No workspace option: the CLI reports CommonConfig.directory as its cwd.
+    let r = agent
+        .send("hello", auto().timeout(Duration::from_secs(60)))
+        .result()
+        .await
+        .unwrap();
+    let cwd = r
+        .transcript()
+        .into_iter()
+        .find(|i| i.kind == TranscriptKind::Init)
+        .and_then(|i| i.metadata.get("cwd").map(std::path::PathBuf::from));
+    assert_eq!(cwd, Some(dir.clone()), "the CLI ran in CommonConfig.directory");
+    // CommonConfig.timeout bounds the execution.
+    let started = Instant::now();
+    let outcome = agent.send("zzslow", auto()).result().await;
+    assert_eq!(run_error(&outcome).reason.as_str(), "deadline_exceeded");
+    assert!(
+        started.elapsed() < Duration::from_secs(6),
+        "took {:?}",
+        started.elapsed()
+    );
+    cb.assert_reaped();
+    let r = agent
+        .send("zzslow", auto().timeout(Duration::from_secs(60)))
+        .result()
+        .await;
+    assert!(r.is_ok(), "a call's own timeout wins: {r:?}");
+}

@@ -324,3 +324,27 @@ async fn a_process_poisoned_by_an_interrupt_is_replaced_and_the_replacement_is_k
     agent.close(Duration::from_secs(10)).await.unwrap();
     cb.assert_reaped();
 }
+
+#[tokio::test]
+async fn direct_agent_tasks_start_fresh_processes_and_keep_none() {
+    let Some(cb) = Cb::new().await else {
+        return;
+    };
+    let agent = Agent::new(cb.driver.clone());
+    let mut pids = Vec::new();
+    for prompt in ["hello", "hello again"] {
+        let stream = agent.send(prompt, cb.opts());
+        let events = drain(&stream).await;
+        stream.result().await.unwrap();
+        let started = spawned(&events);
+        assert_eq!(started.len(), 1, "{prompt}: a process of its own");
+        pids.push(started[0]);
+        assert_eq!(
+            cb.driver.idle_processes(),
+            0,
+            "{prompt}: a direct task keeps no process"
+        );
+    }
+    assert_ne!(pids[0], pids[1], "no process shared between direct tasks");
+    cb.assert_reaped();
+}

@@ -291,3 +291,60 @@ async fn a_command_running_at_cancel_does_not_outlive_the_run() {
         "the command outlived the cancelled run"
     );
 }
+
+#[tokio::test]
+async fn the_common_config_directory_and_timeout_are_honoured() {
+    let work = tempfile::tempdir().unwrap();
+    let dir = work.path().canonicalize().unwrap();
+    let d = dir.clone();
+    let words = || (0..100).map(|i| format!("w{i} ")).collect::<Vec<_>>();
+    let script = Script::new()
+        .then(Reply::new().exec_command("pwd"))
+        .then(Reply::new().text("Ran it."))
+        .then(Reply::new().text_paced(words(), Duration::from_millis(50)))
+        .then(Reply::new().text_paced(words(), Duration::from_millis(50)));
+    let Some(cx) = Cx::with(script, move |c| {
+        c.common.directory = Some(d);
+        c.common.timeout = Some(Duration::from_millis(1500));
+    })
+    .await
+    else {
+        return;
+    };
+    let agent = Agent::new(cx.driver.clone());
+    let auto = || {
+        agent_adaptor::runtime::CallOptions::new()
+            .policy(agent_adaptor::driver::Policy::workspace_write().with_approvals(super::auto_approve()))
+    };
+    // No workspace option: the command runs in CommonConfig.directory.
+    let stream = agent.send("where are you", auto().timeout(Duration::from_secs(60)));
+    let events = drain(&stream).await;
+    stream.result().await.unwrap();
+    let output = events
+        .iter()
+        .find_map(|e| match &e.payload {
+            Payload::ToolResult(t) => t.result["output"].as_str().map(str::to_owned),
+            _ => None,
+        })
+        .expect("the command's output");
+    assert_eq!(
+        std::path::PathBuf::from(output.trim()),
+        dir,
+        "the CLI ran in CommonConfig.directory"
+    );
+    // CommonConfig.timeout bounds the execution (the paced answer takes about 5 s).
+    let started = Instant::now();
+    let outcome = agent.send("talk slowly", auto()).result().await;
+    assert_eq!(run_error(&outcome).reason.as_str(), "deadline_exceeded");
+    assert!(
+        started.elapsed() < Duration::from_secs(8),
+        "took {:?}",
+        started.elapsed()
+    );
+    cx.assert_reaped();
+    let r = agent
+        .send("talk slowly", auto().timeout(Duration::from_secs(60)))
+        .result()
+        .await;
+    assert!(r.is_ok(), "a call's own timeout wins: {r:?}");
+}

@@ -156,3 +156,69 @@ async fn a_cancel_during_a_reused_app_servers_turn_leaves_nothing_behind() {
     );
     assert!(!group_exists(pid as i32));
 }
+
+#[tokio::test]
+async fn a_threads_run_with_a_schema_reuses_its_app_server() {
+    let script = Script::new()
+        .then(Reply::new().text("noted"))
+        .then(Reply::new().text(r#"{"ok":true}"#));
+    let Some(cx) = Cx::new(script).await else {
+        return;
+    };
+    let agent = Agent::new(cx.driver.clone());
+    let thread = agent.thread("cx-schema");
+    let stream = thread.send("remember PAPAYA", cx.auto());
+    let first_events = drain(&stream).await;
+    stream.result().await.unwrap();
+    let pid = spawned(&first_events)[0];
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    #[allow(dead_code)]
+    struct Verdict {
+        ok: bool,
+    }
+    let stream = thread.send(
+        "answer as JSON",
+        cx.auto()
+            .schema::<Verdict>(agent_adaptor::runtime::SchemaOptions::new()),
+    );
+    let events = drain(&stream).await;
+    let r = stream.result().await.expect("structured run");
+    assert_eq!(r.structured(), Some(&serde_json::json!({ "ok": true })));
+    assert!(spawned(&events).is_empty(), "nothing spawned for the schema run");
+    assert_eq!(
+        reused(&events),
+        Some(pid),
+        "the thread's app-server, schema or not"
+    );
+    let reqs = cx.mock.requests();
+    assert!(
+        reqs[1].body.to_string().contains("\"ok\""),
+        "the schema reached the model request natively"
+    );
+    agent.close(Duration::from_secs(10)).await.unwrap();
+    cx.assert_reaped();
+}
+
+#[tokio::test]
+async fn direct_agent_tasks_start_fresh_processes_and_keep_none() {
+    let Some(cx) = Cx::new(Script::echo()).await else {
+        return;
+    };
+    let agent = Agent::new(cx.driver.clone());
+    let mut pids = Vec::new();
+    for prompt in ["hello", "hello again"] {
+        let stream = agent.send(prompt, cx.opts());
+        let events = drain(&stream).await;
+        stream.result().await.unwrap();
+        let started = spawned(&events);
+        assert_eq!(started.len(), 1, "{prompt}: a process of its own");
+        pids.push(started[0]);
+        assert_eq!(
+            cx.driver.idle_processes(),
+            0,
+            "{prompt}: a direct task keeps no process"
+        );
+    }
+    assert_ne!(pids[0], pids[1], "no process shared between direct tasks");
+    cx.assert_reaped();
+}

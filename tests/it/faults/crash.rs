@@ -159,3 +159,75 @@ async fn crash_postgres_runs_of_a_killed_replica_end_interrupted_when_it_restart
     })
     .await;
 }
+
+/// Issue #22: a crashed server's idle Standby kept its thread's lease until the lease's TTL, so after a
+/// restart a run on the thread was admitted (201) and then failed `thread_busy`, and a new Standby ended
+/// at once. The Standby's hold record lets recovery free the thread at start, like a run's.
+async fn standby_crash_and_restart(url: &str) {
+    let key = "sb-crash";
+    let standby = format!("/v1/agents/reference/threads/{key}/standby");
+    let (mut first, base) = spawn_serve(url, None);
+    let opened = client().post(format!("{base}{standby}")).send().await.unwrap();
+    assert_eq!(opened.status(), 201);
+    // One execution, so the Standby surely owns the thread's lease; then it idles, holding it.
+    let sent = client()
+        .post(format!("{base}{standby}/messages"))
+        .json(&json!({"text": "hello"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(sent.status(), 202);
+    let run = within_30s("the Standby's execution", || {
+        let (base, standby) = (base.clone(), standby.clone());
+        async move {
+            get_json(&base, &standby).await["last_run_id"]
+                .as_str()
+                .map(str::to_owned)
+        }
+    })
+    .await;
+    assert_eq!(finished_state(&base, &run).await["state"], "succeeded");
+    first.kill().expect("SIGKILL serve");
+    first.wait().unwrap();
+
+    let (mut second, base) = spawn_serve(url, None);
+    // At once: a run on the thread is admitted and succeeds (the dead Standby's lease is broken).
+    let next = start_run(
+        &base,
+        &format!("/v1/agents/reference/threads/{key}/runs"),
+        json!({"prompt": "hello again"}),
+    )
+    .await;
+    let state = finished_state(&base, &run_id(&next)).await;
+    assert_eq!(state["state"], "succeeded", "{state}");
+    // And a new Standby on it owns the thread and answers.
+    let reopened = client().post(format!("{base}{standby}")).send().await.unwrap();
+    assert_eq!(reopened.status(), 201);
+    let sent = client()
+        .post(format!("{base}{standby}/messages"))
+        .json(&json!({"text": "and again"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(sent.status(), 202);
+    let run = within_30s("the new Standby's execution", || {
+        let (base, standby) = (base.clone(), standby.clone());
+        async move {
+            get_json(&base, &standby).await["last_run_id"]
+                .as_str()
+                .map(str::to_owned)
+        }
+    })
+    .await;
+    assert_eq!(finished_state(&base, &run).await["state"], "succeeded");
+    assert_eq!(get_json(&base, &standby).await["live"], true);
+    second.kill().unwrap();
+    second.wait().unwrap();
+}
+
+#[tokio::test]
+async fn crash_sqlite_a_killed_servers_standby_frees_its_thread_at_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("crash-sb.db").display());
+    standby_crash_and_restart(&url).await;
+}

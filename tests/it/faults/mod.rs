@@ -3,10 +3,14 @@
 //! cannot flood the log, NUL and overlong identifiers are refused alike on every store, and store
 //! errors never reach a client as their text.
 
+mod chaos;
 mod crash;
+mod final_commit;
 mod flood;
+mod lease;
 mod nul;
 mod panics;
+mod race;
 mod store_errors;
 mod tripwire;
 

@@ -227,10 +227,8 @@ async fn a_panic_in_a_run_ends_it_failed_on_the_service_and_frees_slot_and_threa
 /// approval) ends the run too: recorded `failed`, its SSE closed, its thread and slot free.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_panic_in_a_runs_pump_ends_it_failed_and_frees_its_thread() {
-    let store = Arc::new(Tripwire {
-        inner: Arc::new(MemoryStore::new()),
-        panic_on_approval: AtomicBool::new(true),
-    });
+    let store = Arc::new(Tripwire::new(Arc::new(MemoryStore::new())));
+    store.panic_on_approval.store(true, Ordering::SeqCst);
     let mut config = ServerConfig::for_tests();
     config.limits = Limits {
         max_concurrent_runs: Some(1),

@@ -1,19 +1,79 @@
-//! A store that delegates everything to another and panics where a test arms it: a stand-in for a
-//! store (or recorder) bug inside a run's pump.
+//! A store that delegates everything to another and misbehaves where a test arms it: it panics while
+//! recording an approval (a stand-in for a store or recorder bug inside a run's pump), or holds one
+//! declaration lookup until the test lets it go (a request paused inside admission, for races), or
+//! fails lease releases and run-record writes as a store under load does (`Unavailable`).
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use agent_adaptor::store::*;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
+use tokio::sync::oneshot;
 
-/// Delegates to `inner`; `create_approval` panics while `panic_on_approval` is set.
+/// Delegates to `inner`; `create_approval` panics while `panic_on_approval` is set, and the next
+/// `get_declaration` waits while a [`Pause`] is armed.
 pub struct Tripwire {
     pub inner: Arc<dyn ThreadStore>,
     pub panic_on_approval: AtomicBool,
+    pub pause_declaration: Mutex<Option<Pause>>,
+    /// The next this many `release_lease` calls fail (`u32::MAX`: until reset).
+    pub fail_releases: AtomicU32,
+    /// The next this many `update_run_state` calls fail.
+    pub fail_run_updates: AtomicU32,
+    /// Every `put_run` of a record still `running` fails while set.
+    pub fail_running_puts: AtomicBool,
+    /// The targets of the leases taken, in order.
+    pub acquired: Mutex<Vec<String>>,
+}
+
+/// Consumes one armed failure of `counter`.
+fn trip(counter: &AtomicU32) -> bool {
+    counter
+        .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| match n {
+            0 => None,
+            u32::MAX => Some(u32::MAX),
+            n => Some(n - 1),
+        })
+        .is_ok()
+}
+
+fn unavailable(what: &str) -> StoreError {
+    StoreError::Unavailable {
+        detail: format!("tripwire: {what} failed"),
+    }
+}
+
+/// One paused call: it reports `entered` and waits until `release` fires (or is dropped).
+pub struct Pause {
+    pub entered: oneshot::Sender<()>,
+    pub release: oneshot::Receiver<()>,
+}
+
+impl Tripwire {
+    /// A tripwire over `inner`, disarmed.
+    pub fn new(inner: Arc<dyn ThreadStore>) -> Self {
+        Tripwire {
+            inner,
+            panic_on_approval: AtomicBool::new(false),
+            pause_declaration: Mutex::new(None),
+            fail_releases: AtomicU32::new(0),
+            fail_run_updates: AtomicU32::new(0),
+            fail_running_puts: AtomicBool::new(false),
+            acquired: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Arms a pause of the next declaration lookup: the first receiver fires when a lookup is inside
+    /// it, and the lookup goes on when the sender fires.
+    pub fn pause_next_declaration(&self) -> (oneshot::Receiver<()>, oneshot::Sender<()>) {
+        let (entered, entered_rx) = oneshot::channel();
+        let (release_tx, release) = oneshot::channel();
+        *self.pause_declaration.lock().unwrap() = Some(Pause { entered, release });
+        (entered_rx, release_tx)
+    }
 }
 
 #[async_trait]
@@ -25,12 +85,17 @@ impl ThreadStore for Tripwire {
         self.inner.resolve(q).await
     }
     async fn acquire_lease(&self, t: &str, o: &str, ttl: Duration) -> StoreResult<Lease> {
-        self.inner.acquire_lease(t, o, ttl).await
+        let lease = self.inner.acquire_lease(t, o, ttl).await?;
+        self.acquired.lock().unwrap().push(t.to_owned());
+        Ok(lease)
     }
     async fn renew_lease(&self, l: &Lease, ttl: Duration) -> StoreResult<Lease> {
         self.inner.renew_lease(l, ttl).await
     }
     async fn release_lease(&self, l: &Lease) -> StoreResult<()> {
+        if trip(&self.fail_releases) {
+            return Err(unavailable("release_lease"));
+        }
         self.inner.release_lease(l).await
     }
     async fn finalize(&self, r: FinalizeRequest) -> StoreResult<Record> {
@@ -73,6 +138,9 @@ impl ThreadStore for Tripwire {
         self.inner.retention(p).await
     }
     async fn put_run(&self, r: &RunRecord) -> StoreResult<()> {
+        if r.state == RunState::Running && self.fail_running_puts.load(Ordering::SeqCst) {
+            return Err(unavailable("put_run"));
+        }
         self.inner.put_run(r).await
     }
     async fn update_run_state(
@@ -82,6 +150,9 @@ impl ThreadStore for Tripwire {
         r: Option<Value>,
         e: Option<Value>,
     ) -> StoreResult<RunRecord> {
+        if trip(&self.fail_run_updates) {
+            return Err(unavailable("update_run_state"));
+        }
         self.inner.update_run_state(id, s, r, e).await
     }
     async fn get_run(&self, t: &str, id: &str) -> StoreResult<Option<RunRecord>> {
@@ -127,6 +198,11 @@ impl ThreadStore for Tripwire {
         agent: &str,
         key: &str,
     ) -> StoreResult<Option<Declaration>> {
+        let pause = self.pause_declaration.lock().unwrap().take();
+        if let Some(Pause { entered, release }) = pause {
+            let _ = entered.send(());
+            let _ = release.await;
+        }
         self.inner.get_declaration(tenant, agent, key).await
     }
 

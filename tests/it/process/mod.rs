@@ -1,6 +1,7 @@
 //! Integration tests for `driver::process`: real children (`sh`, `sleep`, `cat`, and this test
 //! binary re-executed as a helper), checked through `/proc`.
 
+mod cpu;
 mod crash;
 mod io;
 mod lifecycle;

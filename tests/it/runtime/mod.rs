@@ -1,12 +1,16 @@
 //! Runtime contract tests against the reference driver and small purpose-built drivers.
 
+mod agui_registry;
 mod approvals;
 mod backpressure;
 mod contract;
 mod inspect;
 mod lifecycle;
+mod message_rules;
 mod messages;
 mod ordering;
+mod replay;
+mod results;
 mod services;
 mod structured;
 mod verdicts;

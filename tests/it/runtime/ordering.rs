@@ -119,3 +119,36 @@ async fn per_call_options_never_leak_into_defaults_under_concurrency() {
         assert_eq!(model, expect);
     }
 }
+
+#[tokio::test]
+async fn unknown_notice_kinds_and_extensions_pass_through_unchanged() {
+    use agent_adaptor::driver::Notice;
+    use agent_adaptor::testkit::reference::{Script, Step, unknown_frame_notice};
+    let mut vendor = Notice::new("vendor.custom_thing", "something only this vendor says")
+        .with_meta("code", "vendor_code")
+        .with_meta("x-extension", "1")
+        .with_data("nested", serde_json::json!({ "a": [1, 2, { "b": null }] }));
+    vendor.data.insert("flag".into(), true.into());
+    let frame = unknown_frame_notice(r#"{"type":"brand_new_frame","x":1}"#);
+    let agent = Agent::new(ReferenceDriver::scripted(Script::new(vec![
+        agent_adaptor::testkit::reference::Step::Notice(vendor.clone()),
+        Step::Notice(frame.clone()),
+        Step::text("ok"),
+    ])));
+    let stream = agent.send("go", ());
+    let events = collect(&stream).await;
+    assert_envelope(&events);
+    let notices: Vec<&Notice> = events
+        .iter()
+        .filter_map(|e| match &e.payload {
+            Payload::Notice(n) => Some(n),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        notices.contains(&&vendor),
+        "the unknown kind with every extension: {notices:?}"
+    );
+    assert!(notices.contains(&&frame), "an unrecognized provider frame too");
+    assert!(stream.result().await.is_ok(), "and neither fails the run");
+}

@@ -86,3 +86,49 @@ async fn unavailable_combinations_fail_before_launch() {
         .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::InvalidOutputSchema);
 }
+
+#[tokio::test]
+async fn invalid_native_output_is_a_policy_violation_unless_return_invalid_keeps_the_result() {
+    let native = StructuredCaps {
+        native: true,
+        prompt_validate: false,
+        native_with_hitl: true,
+    };
+    let bad = with_caps(
+        native,
+        Some(Script::new(vec![Step::Structured(
+            serde_json::json!({ "ok": "maybe" }),
+        )])),
+    );
+    let err = bad
+        .send("x", CallOptions::new().schema::<Ok_>(SchemaOptions::new()))
+        .result()
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Run);
+    assert_eq!(err.reason(), Some(FailureReason::PolicyViolation));
+    let partial = &err.as_run().expect("a run error").result;
+    assert_eq!(
+        partial.text, r#"{"ok":"maybe"}"#,
+        "the partial result keeps the output"
+    );
+    assert!(partial.decode::<Ok_>().is_err());
+
+    let kept = bad
+        .send(
+            "x",
+            CallOptions::new().schema::<Ok_>(SchemaOptions::new().return_invalid()),
+        )
+        .result()
+        .await
+        .expect("return_invalid keeps a successful result");
+    assert_eq!(kept.text, r#"{"ok":"maybe"}"#);
+    assert!(kept.structured().is_none(), "no validated output");
+    assert!(
+        matches!(
+            kept.decode::<Ok_>(),
+            Err(agent_adaptor::runtime::DecodeError::Invalid(_))
+        ),
+        "decode reports the validation failure"
+    );
+}

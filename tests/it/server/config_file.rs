@@ -7,6 +7,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use agent_adaptor::server::budget::{BudgetPeriod, BudgetScope};
 use agent_adaptor::server::{BusyPolicy, ConfigError, FileConfig, LogFormat, Server, ServerConfig};
 
 use super::client;
@@ -22,7 +23,11 @@ fn parse(text: &str) -> Result<FileConfig, ConfigError> {
 #[test]
 fn config_file_the_committed_example_parses_and_applies() {
     let file = FileConfig::load(&example()).expect("examples/serve.toml parses");
-    let env = |var: &str| (var == "ACME_API_KEY").then(|| "acme-key-from-the-environment".to_owned());
+    let env = |var: &str| match var {
+        "ACME_API_KEY" => Some("acme-key-from-the-environment".to_owned()),
+        "OPS_API_KEY" => Some("ops-key-from-the-environment".to_owned()),
+        _ => None,
+    };
     let config = file.apply(ServerConfig::default(), env).expect("and applies");
     assert_eq!(config.bind.to_string(), "0.0.0.0:8080");
     assert!(config.store_url.starts_with("sqlite://"));
@@ -46,13 +51,30 @@ fn config_file_the_committed_example_parses_and_applies() {
         .iter()
         .map(|t| (t.name.as_str(), t.keys.len()))
         .collect();
-    assert_eq!(tenants, [("acme", 1), ("globex", 1)]);
+    assert_eq!(tenants, [("acme", 1), ("globex", 1), ("ops", 1)]);
     assert_eq!(config.tenants[1].limits.max_concurrent_runs, Some(2));
+    assert!(config.tenants[2].admin && !config.tenants[0].admin);
+    assert_eq!(config.prices.len(), 1);
+    assert_eq!(config.prices[0].model.as_deref(), Some("claude-sonnet-*"));
+    assert_eq!(config.prices[0].cached_input_per_mtok, Some(0.3));
+    let budgets: Vec<_> = config
+        .budgets
+        .iter()
+        .map(|b| (b.per, b.period, b.max_tokens, b.max_cost_usd))
+        .collect();
+    assert_eq!(
+        budgets,
+        [
+            (BudgetScope::Tenant, BudgetPeriod::Month, None, Some(50.0)),
+            (BudgetScope::Thread, BudgetPeriod::Day, Some(2_000_000), None),
+        ]
+    );
     assert_eq!(config.retention.max_age, Some(Duration::from_secs(30 * 86_400)));
     assert_eq!(config.retention.max_events_per_tenant, Some(1_000_000));
     assert_eq!(config.retention.interval, Duration::from_secs(3600));
     assert_eq!(config.log_format, LogFormat::Json);
     assert_eq!(config.record_backlog, 8192);
+    assert_eq!(config.live_window, 2048);
     assert_eq!(config.ip_limits.requests_per_second, Some(5.0));
     assert_eq!(config.ip_limits.burst, Some(20));
     assert_eq!(config.ip_limits.max_clients, Some(10_000));
@@ -87,6 +109,8 @@ fn config_file_unknown_keys_and_bad_values_are_errors_that_name_them() {
         ("approval_timeout = 300", "string"),
         ("busy_policy = \"queue\"", "queue"),
         ("bind = \"localhost\"", "bind"),
+        ("[[budgets]]\nmax_tokens = 1\nper = \"planet\"", "planet"),
+        ("[[prices]]\ninput_per_mtok = 1.0", "output_per_mtok"),
     ];
     for (text, needle) in cases {
         let err = parse(text).expect_err(text).to_string();
@@ -107,6 +131,20 @@ fn config_file_unknown_keys_and_bad_values_are_errors_that_name_them() {
     assert!(err.to_string().contains("requests_per_second"), "{err}");
     let interval = parse("[retention]\ninterval = \"0s\"").unwrap();
     assert!(interval.apply(ServerConfig::default(), |_| None).is_err());
+    for (text, needle) in [
+        ("[[budgets]]\nper = \"tenant\"", "budgets[0]"),
+        ("[[budgets]]\nmax_cost_usd = -1.0", "max_cost_usd"),
+        (
+            "[[prices]]\ninput_per_mtok = -1.0\noutput_per_mtok = 1.0",
+            "prices[0]",
+        ),
+    ] {
+        let err = parse(text)
+            .unwrap()
+            .apply(ServerConfig::default(), |_| None)
+            .unwrap_err();
+        assert!(err.to_string().contains(needle), "{text:?}: {err}");
+    }
     let backlog = parse("record_backlog = 0").unwrap();
     let err = backlog.apply(ServerConfig::default(), |_| None).unwrap_err();
     assert!(err.to_string().contains("record_backlog"), "{err}");

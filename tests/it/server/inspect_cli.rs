@@ -175,7 +175,7 @@ async fn profile_warnings_and_check_messages_on_the_route_are_path_free() {
 }
 
 /// Live (non-zombie) children of this test process running the Claude CLI.
-fn claude_children() -> Vec<u32> {
+pub(super) fn claude_children() -> Vec<u32> {
     let bin = find(Cli::Claude).map(|p| p.to_string_lossy().into_owned());
     let me = std::process::id().to_string();
     let mut out = Vec::new();

@@ -3,10 +3,11 @@
 //! tenants and API keys, per-tenant and per-IP limits, connection limits and timeouts, the retention
 //! task, JSON errors for every rejection, JSON logs with request and run spans, durable thread
 //! declarations, recording off the live path (a stalled or dead store), the inspect route (also on the
-//! real Claude CLI), and the Docker files.
+//! real Claude CLI), the Docker files, metering (`GET /v1/usage`) and budgets.
 
 mod agui;
 mod approvals;
+mod budgets;
 mod cli;
 mod config_file;
 mod connections;
@@ -17,11 +18,14 @@ mod inspect;
 mod inspect_cli;
 mod ip_limits;
 mod limits;
+mod live_window;
 mod location;
 mod logs;
+mod memory_bound;
 mod openapi;
 mod openapi_errors;
 mod openapi_examples;
+mod parity;
 mod playground;
 mod proxies;
 mod readme;
@@ -35,8 +39,10 @@ mod schemas;
 mod security;
 mod services;
 mod standby;
+mod standby_log;
 mod tenancy;
 mod threads;
+mod usage;
 
 use std::time::Duration;
 

@@ -40,6 +40,7 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("post", "/v1/runs/{run_id}/messages"),
     ("get", "/v1/runs/{run_id}/approvals"),
     ("post", "/v1/runs/{run_id}/approvals/{id}"),
+    ("get", "/v1/usage"),
 ];
 
 const METHODS: &[&str] = &[
@@ -149,7 +150,8 @@ async fn openapi_every_documented_path_is_routed_and_the_document_is_served() {
         .await
         .expect("JSON");
     let generated: Value = serde_json::from_str(&openapi::pretty_json()).unwrap();
-    assert_eq!(served, generated, "the served document is the generated one");
+    let dev = serde_json::to_value(openapi::dev_document()).unwrap();
+    assert_eq!(served, dev, "in dev mode the served document is the dev-mode one");
 
     for (m, p) in operations(&generated) {
         let url = format!(
@@ -221,6 +223,68 @@ fn openapi_v1_operations_declare_the_api_key_and_their_401_and_429() {
     }
 }
 
+/// Security per mode (issue #22, item 9): a service with no key serves a document whose `/v1` operations
+/// need no key and answer no 401; one with keys serves the committed document (bearer or `X-API-Key`,
+/// 401 listed). Before, dev mode served the keyed document, so a client generator asked for a key the
+/// service never wanted.
+#[tokio::test]
+async fn openapi_the_served_document_declares_the_security_of_the_servers_mode() {
+    async fn served(config: agent_adaptor::server::ServerConfig) -> Value {
+        let server = super::start_with(config).await;
+        let doc = client()
+            .get(format!("{}/openapi.json", server.url()))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        server.shutdown().await.expect("clean shutdown");
+        doc
+    }
+    let dev = served(agent_adaptor::server::ServerConfig::for_tests()).await;
+    let mut keyed_config = agent_adaptor::server::ServerConfig::for_tests();
+    keyed_config.tenants = vec![
+        agent_adaptor::server::TenantSpec::new("acme")
+            .key("a-key-of-acme-0123456789")
+            .unwrap(),
+    ];
+    let keyed = served(keyed_config).await;
+    let committed: Value = serde_json::from_str(&openapi::pretty_json()).unwrap();
+    assert_eq!(
+        keyed, committed,
+        "with keys the served document is the committed one"
+    );
+    let mut v1 = 0;
+    for (m, p) in operations(&dev) {
+        if !p.starts_with("/v1/") {
+            continue;
+        }
+        v1 += 1;
+        let (d, k) = (&dev["paths"][&p][&m], &keyed["paths"][&p][&m]);
+        assert_eq!(
+            d["security"],
+            serde_json::json!([{}]),
+            "dev mode: {m} {p} needs no key"
+        );
+        assert!(
+            d["responses"].get("401").is_none(),
+            "dev mode: {m} {p} answers no 401"
+        );
+        assert!(
+            d["responses"].get("429").is_some(),
+            "dev mode: {m} {p} keeps its 429"
+        );
+        assert_eq!(
+            k["security"],
+            serde_json::json!([{"bearer": []}, {"api_key": []}]),
+            "keyed: {m} {p}"
+        );
+        assert!(k["responses"].get("401").is_some(), "keyed: {m} {p} lists 401");
+    }
+    assert!(v1 >= 20, "the /v1 operations were checked");
+}
+
 /// Generator-grade names: every operation has a unique `<tag>_<verb>` id, a plain summary (no markdown
 /// backticks, which documentation UIs show literally in titles) and a description; the names table in
 /// `server::openapi` has no row for an operation that does not exist. Before the table, two operations
@@ -260,4 +324,34 @@ fn every_operation_has_a_unique_namespaced_id_a_plain_summary_and_a_description(
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[tokio::test]
+async fn openapi_docs_work_offline_from_the_embedded_script() {
+    let server = start().await;
+    let base = server.url();
+    let page = client().get(format!("{base}/docs")).send().await.unwrap();
+    assert_eq!(page.status(), 200);
+    let html = page.text().await.unwrap();
+    // Nothing from another origin: the script is ours, the document is ours, no web fonts.
+    assert!(!html.contains("http://") && !html.contains("https://"), "{html}");
+    assert!(html.contains(r#"src="/docs/scalar.js""#), "{html}");
+    assert!(html.contains(r#""url":"/openapi.json""#), "{html}");
+    assert!(html.contains(r#""withDefaultFonts":false"#), "{html}");
+    assert!(html.contains("<title>agent-adaptor API</title>"), "{html}");
+    let script = client()
+        .get(format!("{base}/docs/scalar.js"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(script.status(), 200);
+    let ct = script.headers()["content-type"].to_str().unwrap().to_owned();
+    assert!(ct.starts_with("text/javascript"), "{ct}");
+    let body = script.bytes().await.unwrap();
+    assert!(body.len() > 1_000_000, "the whole bundle: {} bytes", body.len());
+    assert!(
+        String::from_utf8_lossy(&body).contains("createApiReference"),
+        "Scalar's entry point"
+    );
+    server.shutdown().await.unwrap();
 }

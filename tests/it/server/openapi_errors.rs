@@ -310,6 +310,7 @@ fn cases(run: &str) -> Vec<Case> {
             "/v1/runs/{run_id}/approvals",
             "/v1/runs/RUN/approvals?pending=maybe",
         ),
+        ("/v1/usage", "/v1/usage?from=yesterday"),
     ] {
         out.push(case(
             "get",
@@ -338,6 +339,7 @@ fn cases(run: &str) -> Vec<Case> {
             "/v1/agents/reference/threads/t/events?after=%2B5",
         ),
         ("/v1/runs/{run_id}/events", "/v1/runs/RUN/events?after=%2B5"),
+        ("/v1/usage", "/v1/usage?limit=0"),
     ] {
         out.push(case(
             "get",

@@ -334,7 +334,7 @@ pub(super) fn claude_spec(cl: &crate::claude_driver::Cl, extra: Value) -> AgentS
 }
 
 /// Runs `prompt` on the `claude` agent with auto-approval (the one-shot transport); the finished view.
-async fn claude_run(base: &str, prompt: &str) -> Value {
+pub(super) async fn claude_run(base: &str, prompt: &str) -> Value {
     let body = json!({"prompt": prompt, "approvals": {"permission": "auto_approve"}});
     let run = start_run(base, "/v1/agents/claude/runs", body).await;
     tokio::time::timeout(Duration::from_secs(120), async {

@@ -250,6 +250,13 @@ async fn live_responses_match_the_committed_schemas() {
     );
     ok!("delete", "/v1/agents/{agent}/threads/{key}/standby", sb);
     ok!("get", "/v1/agents/{agent}/threads/{key}/standby", sb);
+
+    // Usage: rows carry their key next to the sums, a page cursor, and the refusals.
+    let usage = ok!("get", "/v1/usage", "/v1/usage?limit=1");
+    assert_eq!(usage["usage"][0]["tenant"], "default", "{usage}");
+    assert!(usage["next"].is_string(), "{usage}");
+    ok!("get", "/v1/usage", "/v1/usage?after=zz");
+    ok!("get", "/v1/usage", "/v1/usage?limit=0");
     server.shutdown().await.unwrap();
 }
 

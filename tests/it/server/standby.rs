@@ -10,6 +10,15 @@ use super::{
 
 const STANDBY: &str = "/v1/agents/reference/threads/sb-1/standby";
 
+/// The `(execution, seq)` of a Standby frame's `id:` (`<execution>:<seq>`).
+fn cursor(f: &Frame) -> (String, u64) {
+    let id = f.id.as_deref().expect("an id");
+    let (run, seq) = id
+        .rsplit_once(':')
+        .unwrap_or_else(|| panic!("a Standby cursor: {id:?}"));
+    (run.to_owned(), seq.parse().expect("a decimal sequence"))
+}
+
 async fn events(base: &str, last_event_id: Option<&str>) -> reqwest::Response {
     let mut req = client().get(format!("{base}{STANDBY}/events"));
     if let Some(id) = last_event_id {
@@ -49,7 +58,7 @@ async fn a_standby_answers_input_streams_its_executions_and_releases_the_thread(
         true
     );
 
-    // Input starts an execution; its events stream with ids counting the Standby's events.
+    // Input starts an execution; its events stream with ids `<execution>:<seq>`, the run's own sequence.
     let sent = post_json(
         &base,
         &format!("{STANDBY}/messages"),
@@ -60,11 +69,13 @@ async fn a_standby_answers_input_streams_its_executions_and_releases_the_thread(
     assert_eq!(sent.json::<Value>().await.unwrap()["message_id"], "sb-msg-1");
     let first = until_done(&base, None, 1).await;
     assert_eq!(first.first().unwrap().event.as_deref(), Some("run_started"));
-    let ids: Vec<u64> = first.iter().map(Frame::seq).collect();
+    let ids: Vec<(String, u64)> = first.iter().map(cursor).collect();
+    let run = ids[0].0.clone();
+    assert!(ids.iter().all(|(r, _)| *r == run), "one execution: {ids:?}");
     assert_eq!(
-        ids,
+        ids.iter().map(|(_, s)| *s).collect::<Vec<_>>(),
         (1..=ids.len() as u64).collect::<Vec<_>>(),
-        "dense ids from 1"
+        "dense sequence from 1"
     );
     let done = first.last().unwrap().json();
     assert_eq!(done["result"]["text"], "Reference reply: hello standby", "{done}");
@@ -80,11 +91,13 @@ async fn a_standby_answers_input_streams_its_executions_and_releases_the_thread(
 
     // A second input: a new execution on the same conversation; resuming after the first `done` shows
     // only the second execution.
-    let last = first.last().unwrap().seq().to_string();
+    let last = first.last().unwrap().id.clone().unwrap();
     let second = post_json(&base, &format!("{STANDBY}/messages"), json!({"text": "again"})).await;
     assert_eq!(second.status(), 202);
     let tail = until_done(&base, Some(&last), 1).await;
-    assert_eq!(tail.first().unwrap().seq(), first.last().unwrap().seq() + 1);
+    let (next_run, next_seq) = cursor(tail.first().unwrap());
+    assert_ne!(next_run, run, "the second execution is another run");
+    assert_eq!(next_seq, 1, "it numbers its own events from 1");
     assert_eq!(tail.first().unwrap().event.as_deref(), Some("run_started"));
     let done = tail.last().unwrap().json();
     assert_eq!(done["result"]["text"], "Reference reply: again");

@@ -119,3 +119,87 @@ async fn a_driver_without_skill_support_refuses_skills() {
     assert_eq!(err.kind(), ErrorKind::Skill);
     assert!(rec.seen.lock().unwrap().is_empty());
 }
+
+/// A host materializer: writes its own `SKILL.md` (marked) for every skill and records the keys.
+#[derive(Default)]
+struct Marking {
+    keys: Mutex<Vec<String>>,
+}
+
+impl agent_adaptor::skills::SkillMaterializer for Marking {
+    fn materialize(
+        &self,
+        skill: &SkillRef,
+        dest: &std::path::Path,
+    ) -> Result<agent_adaptor::skills::MaterializedSkill, agent_adaptor::skills::SkillError> {
+        self.keys.lock().unwrap().push(skill.key.clone());
+        std::fs::create_dir_all(dest).unwrap();
+        std::fs::write(
+            dest.join("SKILL.md"),
+            format!("# {} (host materialized)", skill.key),
+        )
+        .unwrap();
+        Ok(agent_adaptor::skills::MaterializedSkill {
+            key: skill.key.clone(),
+            dir: dest.to_path_buf(),
+            name: None,
+            description: None,
+        })
+    }
+}
+
+/// Records the `SKILL.md` text of every skill while the driver runs.
+#[derive(Clone, Default)]
+struct Reader(Arc<Mutex<Vec<String>>>);
+
+#[async_trait::async_trait]
+impl Driver for Reader {
+    fn descriptor(&self) -> Descriptor {
+        Descriptor {
+            driver_type: "reader".into(),
+            skills: SkillCaps { supported: true },
+            ..Default::default()
+        }
+    }
+    fn validate_config(&self) -> Result<(), InvalidConfig> {
+        Ok(())
+    }
+    async fn run(&self, req: Request, _io: RunIo) -> Response {
+        for s in &req.skills {
+            let text = std::fs::read_to_string(s.dir.join("SKILL.md")).unwrap_or_default();
+            self.0.lock().unwrap().push(text);
+        }
+        Response {
+            text: "ok".into(),
+            ..Default::default()
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_custom_skill_materializer_materializes_every_launchs_skills() {
+    let materializer = Arc::new(Marking::default());
+    let reader = Reader::default();
+    let agent = Agent::builder(reader.clone())
+        .skill_materializer(materializer.clone())
+        .skills([SkillRef::inline("base", "# base")])
+        .build();
+    agent
+        .send(
+            "x",
+            CallOptions::new().skills([SkillRef::inline("call", "# call")]),
+        )
+        .result()
+        .await
+        .unwrap();
+    assert_eq!(
+        *materializer.keys.lock().unwrap(),
+        ["base", "call"],
+        "it ran for every skill"
+    );
+    assert_eq!(
+        *reader.0.lock().unwrap(),
+        ["# base (host materialized)", "# call (host materialized)"],
+        "the driver got what it wrote, not the built-in materialization"
+    );
+}

@@ -200,3 +200,128 @@ shapes!(
         assert_eq!(events.len(), 1, "{shape:?}: refused before admission (only Done)");
     }
 );
+
+/// A reference driver of the `claude` family (profiles apply) reporting `model` (its session
+/// fingerprint follows the model).
+fn claude_family(model: &str) -> ReferenceDriver {
+    let mut d =
+        agent_adaptor::testkit::reference::reference_descriptor(agent_adaptor::driver::ContinueMode::InRun);
+    d.driver_type = "claude".into();
+    ReferenceDriver::new(ReferenceConfig {
+        model: model.into(),
+        descriptor: Some(d),
+        ..Default::default()
+    })
+}
+
+/// An Agent of `shape` on `store` with a dedicated profile under `dir` holding `instructions`.
+fn profiled(
+    shape: super::shapes::Shape,
+    driver: ReferenceDriver,
+    store: Arc<MemoryStore>,
+    dir: &std::path::Path,
+    instructions: &str,
+) -> Agent {
+    use agent_adaptor::profile::{Resources, Selection};
+    shape
+        .builder(Agent::builder(driver).thread_store(store))
+        .profile(Selection::dedicated(dir))
+        .profile_resources(Resources {
+            instructions: Some(instructions.into()),
+            ..Default::default()
+        })
+        .build()
+}
+
+fn reasons(events: &[agent_adaptor::runtime::Event]) -> Vec<String> {
+    notices(events, "thread.continuity")
+        .iter()
+        .map(|n| {
+            n.data
+                .get("reason")
+                .and_then(|v| v.as_str())
+                .unwrap_or("")
+                .to_owned()
+        })
+        .collect()
+}
+
+shapes!(
+    the_session_and_profile_fingerprints_guard_resume_separately,
+    |shape| async move {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = Arc::new(MemoryStore::new());
+        let fp = |store: &Arc<MemoryStore>| {
+            let store = store.clone();
+            async move {
+                use agent_adaptor::store::ThreadStore;
+                store
+                    .resolve(&agent_adaptor::store::Query::key(shape.store_tenant(), "guards"))
+                    .await
+                    .unwrap()
+                    .expect("a record")
+                    .compatibility_fingerprint
+            }
+        };
+        let a = profiled(
+            shape,
+            claude_family("m1"),
+            store.clone(),
+            &tmp.path().join("p1"),
+            "one",
+        );
+        let (_, first) = run(a.thread("guards").send("one", shape.opts())).await;
+        assert_eq!(history(&first), 1);
+        let (events, again) = run(a.thread("guards").send("two", shape.opts())).await;
+        assert_eq!(
+            (reasons(&events).len(), history(&again)),
+            (0, 2),
+            "{shape:?}: resumes"
+        );
+        let compat = fp(&store).await;
+
+        // Only the profile changes: the profile guard refuses the resume, the session/compatibility
+        // fingerprint is unchanged.
+        let b = profiled(
+            shape,
+            claude_family("m1"),
+            store.clone(),
+            &tmp.path().join("p2"),
+            "two",
+        );
+        let (events, fresh) = run(b.thread("guards").send("three", shape.opts())).await;
+        assert_eq!(history(&fresh), 1, "{shape:?}: a fresh session");
+        let why = reasons(&events);
+        assert!(
+            why.len() == 1 && why[0].starts_with("profile resources changed"),
+            "{shape:?}: the profile guard: {why:?}"
+        );
+        assert_eq!(
+            fp(&store).await,
+            compat,
+            "{shape:?}: the profile is not in the compatibility fingerprint"
+        );
+
+        // Only the driver's session configuration changes (same profile): the session fingerprint
+        // refuses the resume, not the profile guard.
+        let c = profiled(
+            shape,
+            claude_family("m2"),
+            store.clone(),
+            &tmp.path().join("p2"),
+            "two",
+        );
+        let (events, fresh) = run(c.thread("guards").send("four", shape.opts())).await;
+        assert_eq!(history(&fresh), 1, "{shape:?}: a fresh session");
+        assert_eq!(
+            reasons(&events),
+            ["configuration changed"],
+            "{shape:?}: the session guard"
+        );
+        assert_ne!(
+            fp(&store).await,
+            compat,
+            "{shape:?}: the session fingerprint is in it"
+        );
+    }
+);

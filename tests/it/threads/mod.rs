@@ -2,12 +2,15 @@
 //! drift, resume rejection, persistence failures, receipts and cross-process exclusion; the newer
 //! contract tests run under the three identity shapes of [`shapes`].
 
+mod checkpoints;
 mod compat;
 mod errors;
 pub mod flaky;
+mod isolation;
 mod keys;
 mod ownership;
 mod receipts;
+mod refresh;
 mod resume;
 pub mod shapes;
 mod standby;

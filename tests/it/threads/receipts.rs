@@ -106,6 +106,68 @@ shapes!(
     }
 );
 
+shapes!(
+    receipts_in_a_durable_store_survive_a_restart,
+    |shape| async move {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("threads.db").display());
+        // The first process: a starting prompt with an id, and a supplemental message delivered.
+        {
+            let store = agent_adaptor::store::open(&url).await.unwrap();
+            let a = shape.agent(slow(), store);
+            let t = a.thread("restart");
+            let first = t.send(PROMPT, shape.opts().message_id("start-1"));
+            send_mid_run(&first, "use the staging cluster", MessageOptions::new().id("m-1")).await;
+            let r = first.result().await.expect("first run");
+            assert_eq!(r.messages()[0].state, MessageState::Delivered, "{shape:?}");
+            a.close(Duration::from_secs(5)).await.unwrap();
+        }
+        // A restarted process on the same file (a new driver: nothing survives but the store).
+        let store = agent_adaptor::store::open(&url).await.unwrap();
+        let b = shape.agent(slow(), store);
+        let t = b.thread("restart");
+        let dup = t
+            .send(PROMPT, shape.opts().message_id("start-1"))
+            .result()
+            .await
+            .expect("a duplicate completes");
+        assert_eq!(
+            (dup.turns, dup.text.as_str()),
+            (0, ""),
+            "{shape:?}: the starting prompt's receipt survived"
+        );
+        let second = t.send(PROMPT, shape.opts());
+        send_mid_run(
+            &second,
+            "use the staging cluster",
+            MessageOptions::new().id("m-1"),
+        )
+        .await;
+        let r = second.result().await.expect("second run");
+        // The fresh session's recovery context quotes the earlier reply; the reply itself follows it.
+        let reply = r.text.rsplit("[End of earlier context]").next().unwrap_or("");
+        assert!(
+            !reply.contains("(noted: use the staging cluster)"),
+            "{shape:?}: m-1 delivered again after the restart: {}",
+            r.text
+        );
+        assert!(
+            r.transcript().iter().all(|i| i.message.is_none()),
+            "{shape:?}: no delivery in the transcript"
+        );
+        let m = r
+            .messages()
+            .into_iter()
+            .find(|m| m.id == "m-1")
+            .expect("reported");
+        assert_eq!(
+            (m.state, m.mechanism.as_str()),
+            (MessageState::Delivered, "duplicate"),
+            "{shape:?}"
+        );
+    }
+);
+
 shapes!(an_empty_starting_prompt_id_generates_one, |shape| async move {
     let a = shape.agent(
         ReferenceDriver::new(ReferenceConfig::default()),

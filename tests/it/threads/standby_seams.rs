@@ -345,3 +345,47 @@ shapes!(
         life.cancel();
     }
 );
+
+/// Sends `text` from a caller that leaves (its task is aborted, like an HTTP request ending) as soon
+/// as the send was accepted; returns the send's answer.
+async fn send_and_leave(
+    sb: &agent_adaptor::runtime::Standby,
+    text: &'static str,
+) -> Result<String, agent_adaptor::runtime::MessageError> {
+    let sb = sb.clone();
+    let (tx, answer) = tokio::sync::oneshot::channel();
+    let caller = tokio::spawn(async move {
+        let _ = tx.send(sb.send(text, ()).await);
+        std::future::pending::<()>().await;
+    });
+    let r = answer.await.expect("the send answered");
+    caller.abort();
+    r
+}
+
+shapes!(
+    input_accepted_before_the_caller_leaves_stays_admitted,
+    |shape| async move {
+        let a = shape.agent(ClaimsLater, Arc::new(MemoryStore::new()));
+        let life = CancellationToken::new();
+        let sb = a.thread("sb-leave").standby(life.clone(), shape.opts());
+        let mut rx = sb.events().expect("events");
+        // Idle: the accepted send starts an execution that outlives its caller.
+        send_and_leave(&sb, "task").await.expect("accepted");
+        // Active: the accepted send joins it and is not withdrawn when its caller leaves.
+        send_and_leave(&sb, "joined").await.expect("accepted");
+        let done = next_done(&mut rx, Duration::from_secs(5))
+            .await
+            .expect("the execution ends");
+        let Payload::Done(d) = &done.payload else {
+            unreachable!()
+        };
+        let r = d.outcome.as_ref().expect("the execution succeeds");
+        assert_eq!(
+            r.text, "got: joined",
+            "{shape:?}: delivered after its caller left"
+        );
+        assert_eq!(r.messages()[0].state, MessageState::Delivered);
+        life.cancel();
+    }
+);

@@ -186,3 +186,38 @@ fn reference() -> agent_adaptor::testkit::reference::ReferenceDriver {
         ..Default::default()
     })
 }
+
+#[tokio::test]
+async fn the_last_tools_declaration_replaces_the_set_and_an_empty_one_clears_it() {
+    let rec = recorder();
+    let calls = Default::default();
+    let agent = Agent::builder(rec.clone())
+        .tool(weather())
+        .tools([super::add(calls)])
+        .build();
+    let names: Vec<&str> = agent
+        .hosted_tools()
+        .expect("tools")
+        .tools()
+        .iter()
+        .map(|t| t.name())
+        .collect();
+    assert_eq!(names, ["add"], "the last declaration replaces the whole set");
+    agent.close(Duration::from_secs(5)).await.unwrap();
+
+    let cleared = Agent::builder(rec.clone()).tool(weather()).tools([]).build();
+    assert!(
+        cleared.hosted_tools().is_none(),
+        "an empty declaration clears the set"
+    );
+    cleared.send("a", CallOptions::new()).result().await.unwrap();
+    let seen = rec.seen.lock().unwrap().clone();
+    assert!(
+        seen.last()
+            .unwrap()
+            .mcp
+            .iter()
+            .all(|s| s.name != HOSTED_SERVER_NAME),
+        "no hosted declaration is offered"
+    );
+}

@@ -15,6 +15,7 @@ use crate::driver::{Ack, Boundary, ClaimedMessage, DecisionOutcome, DriverEvent,
 use crate::vocab::McpServer;
 
 use super::super::decision;
+use super::super::timing;
 use super::super::translate::Translator;
 use super::super::wire::{
     CanUseTool, CliRequest, Frame, InputFrame, LifecycleState, Priority, ResultFrame, System, parse_line,
@@ -179,6 +180,7 @@ pub async fn drive(proc: &mut Proc, tr: &mut Translator, ctx: &mut TurnCtx<'_>) 
             }
             () = changed => check = true,
             line = proc.stdout.next() => {
+                let read_at = timing::stamp();
                 let raw = match line {
                     None | Some(Err(_)) => return end(TurnEnd::Closed, interrupted, denied, None),
                     Some(Ok(Line::Json { raw, .. })) => raw,
@@ -204,6 +206,7 @@ pub async fn drive(proc: &mut Proc, tr: &mut Translator, ctx: &mut TurnCtx<'_>) 
                         continue;
                     }
                 };
+                let parsed_at = timing::stamp();
                 match &frame {
                     Frame::ControlRequest(r) => match &r.request {
                         CliRequest::CanUseTool(c) => {
@@ -252,6 +255,7 @@ pub async fn drive(proc: &mut Proc, tr: &mut Translator, ctx: &mut TurnCtx<'_>) 
                 for ev in tr.frame(&frame) {
                     emit(io, ev).await;
                 }
+                timing::record(read_at, parsed_at, &frame);
                 if let Frame::System(System::Init(i)) = &frame
                     && let Some(why) = unavailable_required(ctx.mcp, &i.mcp_servers)
                 {

@@ -235,3 +235,32 @@ fn usage_is_deduplicated_per_message_when_no_result_came() {
     assert_eq!((u.input_tokens, u.output_tokens), (100, 20));
     assert!(matches!(out.last(), Some(DriverEvent::TurnCompleted(t)) if t.error.as_deref() == Some("cut")));
 }
+
+#[test]
+fn the_turn_usage_so_far_is_streamed_in_usage_notices_before_the_turn_ends() {
+    let (_, events) = run("text_partial");
+    let so_far: Vec<(usize, u64, u64)> = events
+        .iter()
+        .enumerate()
+        .filter_map(|(i, e)| match e {
+            DriverEvent::Notice(n) => {
+                Usage::from_progress_notice(n).map(|u| (i, u.input_tokens, u.output_tokens))
+            }
+            _ => None,
+        })
+        .collect();
+    assert!(!so_far.is_empty(), "usage notices: {events:?}");
+    let turn_end = events
+        .iter()
+        .position(|e| matches!(e, DriverEvent::TurnCompleted(_)))
+        .unwrap();
+    assert!(so_far.iter().all(|(i, ..)| *i < turn_end), "{so_far:?}");
+    // Growing, each one a change, the last the turn's (deduplicated) usage.
+    assert!(
+        so_far
+            .windows(2)
+            .all(|w| (w[0].1, w[0].2) != (w[1].1, w[1].2) && w[0].2 <= w[1].2),
+        "{so_far:?}"
+    );
+    assert_eq!(so_far.last().map(|s| (s.1, s.2)), Some((100, 20)));
+}

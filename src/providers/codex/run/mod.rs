@@ -105,7 +105,9 @@ pub async fn run(
             );
         }
     };
-    let limit = [config.turn_timeout, req.timeout, config.common.timeout]
+    // `req.timeout` is the execution's resolved deadline (a call's own, else `CommonConfig.timeout`, filled
+    // in by the core): the config's default must not cut a call's longer timeout short.
+    let limit = [config.turn_timeout, req.timeout]
         .into_iter()
         .flatten()
         .min()

@@ -4,15 +4,18 @@
 //! and release it.
 //!
 //! One live Standby per tenant, agent and thread: opening again answers the same one (200). While it lives,
-//! REST and AG-UI runs on the thread are refused with 409 `thread_busy`. Its events (every execution, each
-//! `run_started` … `done`) are recorded through the recorder like a run's (so they are in the thread's
-//! history) and kept in memory for SSE, where `id:` counts the Standby's events (executions restart their
-//! own sequence, so the sequence cannot be the cursor). Releasing it, or shutting the service down, cancels
-//! its lifetime: the current execution is cancelled and the thread is free again.
+//! REST and AG-UI runs on the thread are refused with 409 `thread_busy`. **Each execution is a run of the
+//! registry** (`RunRegistry::adopt`), taken from the runtime's [`Standby::executions`] as it starts: the same
+//! pump, exposure and batched recording as a REST run, `done` after the final commit, its approvals
+//! answerable at `/v1/runs/{run_id}/approvals/{id}`, its events at `/v1/runs/{run_id}/events` and in the
+//! thread's history. The Standby's SSE (`log`) reads its executions' logs in order, with the cursor
+//! `<execution>:<seq>`. Releasing it, or shutting the service down, cancels its lifetime: the current
+//! execution is cancelled and the thread is free again once its `done` is recorded.
+
+mod log;
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, RwLock};
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
 
 use axum::Json;
 use axum::extract::State;
@@ -21,25 +24,27 @@ use super::extract::{Path, Query};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
-use tokio::sync::{mpsc, watch};
+use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use self::log::{Part, StandbyLog};
 use super::AppState;
 use super::agents::AgentEntry;
 use super::auth::Tenant;
 use super::body::JsonBody;
 use super::error::ApiError;
 use super::limits::RunSlot;
-use super::rest::{EventsQuery, MessageBody, cursor, find_agent};
+use super::recovery;
+use super::rest::{EventsQuery, MessageBody, find_agent};
 use super::runs::{LogItem, ThreadClaim};
-use super::sse::{self, EventLog};
+use super::sse;
 use super::threads::check_key;
 use super::views::{MessageAccepted, StandbyView};
-use crate::recorder::{Recorder, expose};
-use crate::runtime::{CallOptions, Standby};
+use crate::recorder::Recorder;
+use crate::runtime::{CallOptions, Event, Standby, Stream};
+use crate::store::{RunRecord, RunState};
 
-/// How many events a Standby keeps in memory for SSE replay (older ones are in the thread history).
-pub const STANDBY_LOG_MAX: usize = 10_000;
+pub use log::{Cursor, STANDBY_PARTS_MAX, parse_cursor};
 
 /// One open Standby.
 pub struct StandbyEntry {
@@ -48,9 +53,8 @@ pub struct StandbyEntry {
     standby: Standby,
     lifetime: CancellationToken,
     opened_at: DateTime<Utc>,
-    /// `(first id kept, items)`.
-    log: RwLock<(u64, Vec<Arc<LogItem>>)>,
-    progress: watch::Sender<(usize, bool)>,
+    /// Its executions and reports, in order.
+    log: StandbyLog,
 }
 
 impl std::fmt::Debug for StandbyEntry {
@@ -69,43 +73,15 @@ impl StandbyEntry {
     }
 
     fn view(&self) -> StandbyView {
-        let log = self.log.read().unwrap_or_else(|p| p.into_inner());
         StandbyView {
             agent: self.agent.clone(),
             key: self.key.clone(),
             live: self.standby.is_live(),
             opened_at: self.opened_at,
-            events: log.1.last().map(|i| i.seq).unwrap_or(0),
+            executions: self.log.executions() as u64,
+            last_run_id: self.log.last_execution(),
             events_url: format!("/v1/agents/{}/threads/{}/standby/events", self.agent, self.key),
         }
-    }
-
-    fn push(&self, item: LogItem) {
-        {
-            let mut log = self.log.write().unwrap_or_else(|p| p.into_inner());
-            log.1.push(Arc::new(item));
-            if log.1.len() > STANDBY_LOG_MAX {
-                let drop = log.1.len() - STANDBY_LOG_MAX;
-                log.1.drain(..drop);
-                log.0 += drop as u64;
-            }
-        }
-        // The counter is the number of events ever pushed (a trimmed log keeps growing it), so followers
-        // see every push and re-read from their own cursor.
-        self.progress.send_modify(|p| p.0 += 1);
-    }
-}
-
-impl EventLog for StandbyEntry {
-    fn progress(&self) -> watch::Receiver<(usize, bool)> {
-        self.progress.subscribe()
-    }
-
-    fn items(&self, _from: usize, after: u64) -> Vec<Arc<LogItem>> {
-        // Ids are dense from 1: the item with id `after + 1` sits at `after - first`.
-        let log = self.log.read().unwrap_or_else(|p| p.into_inner());
-        let start = after.saturating_sub(log.0) as usize;
-        log.1.get(start..).unwrap_or_default().to_vec()
     }
 }
 
@@ -143,60 +119,125 @@ impl Standbys {
     }
 }
 
-/// Forwards the Standby's events into the recorder and the in-memory log until it is released.
-///
-/// `_held` is the tenant's run slot the Standby holds while it is open (it holds a worker and its
-/// CLI process like a parked run) and its claim on the thread: both freed when the pump ends.
-async fn pump(
+/// What an open Standby holds until its last execution is recorded: the tenant's run slot (it holds a
+/// worker and its CLI process like a parked run) and its claim on the thread.
+type Held = (RunSlot, ThreadClaim);
+
+/// Registers each execution of the Standby as a registry run and its reports as log entries, until the
+/// runtime Standby ended; then waits for its last execution's `done` to be recorded, marks the log
+/// complete and frees the thread and the slot.
+async fn drive(
+    state: Arc<AppState>,
+    tenant: String,
     entry: Arc<StandbyEntry>,
-    mut events: mpsc::Receiver<crate::runtime::Event>,
-    recorder: Recorder,
-    _held: (RunSlot, ThreadClaim),
+    mut executions: mpsc::Receiver<Stream>,
+    mut reports: mpsc::Receiver<Event>,
+    held: Held,
 ) {
-    let policy = *recorder.policy();
-    let mut next = 1u64;
-    let forward = |e: crate::runtime::Event, next: &mut u64| {
-        entry.push(LogItem {
-            seq: *next,
-            kind: e.payload.type_name().to_owned(),
-            data: expose(&e, &policy).to_string(),
-            notice: false,
-        });
-        *next += 1;
-        e
-    };
-    loop {
+    let recorder = state
+        .agents
+        .get(&entry.agent)
+        .map(|a| Recorder::new(state.store.clone(), tenant.as_str(), a.exposure));
+    let holding = hold_record(&state, &tenant, &entry).await;
+    let mut last = None;
+    let (mut more_executions, mut more_reports) = (true, true);
+    while more_executions || more_reports {
         tokio::select! {
-            e = events.recv() => match e {
-                Some(e) => {
-                    let e = forward(e, &mut next);
-                    if let Err(err) = recorder.record(std::slice::from_ref(&e)).await {
-                        tracing::warn!(key = %entry.key, error = %err, "recording a Standby event failed");
-                    }
+            stream = executions.recv(), if more_executions => match (stream, state.agents.get(&entry.agent)) {
+                (Some(stream), Some(agent)) => {
+                    let run = state
+                        .runs
+                        .adopt(&state.store, &state.config.owner, agent, &tenant, &entry.key, stream)
+                        .await;
+                    entry.log.push(Part::Execution(run.run_id.clone()));
+                    last = Some(run);
                 }
-                None => break,
+                (Some(stream), None) => stream.cancel(),
+                (None, _) => more_executions = false,
             },
-            () = entry.lifetime.cancelled() => {
-                // Let the cancelled execution's last events (its `done`) through, briefly.
-                while let Ok(Some(e)) = tokio::time::timeout(Duration::from_secs(2), events.recv()).await {
-                    let e = forward(e, &mut next);
-                    if let Err(err) = recorder.record(std::slice::from_ref(&e)).await {
-                        tracing::warn!(key = %entry.key, error = %err, "recording a Standby event failed");
+            got = reports.recv(), if more_reports => match (got, &recorder) {
+                (Some(first), Some(recorder)) => {
+                    let mut batch = vec![first];
+                    while let Ok(e) = reports.try_recv() {
+                        batch.push(e);
                     }
+                    report(&entry, recorder, &batch).await;
                 }
+                (Some(_), None) => {}
+                (None, _) => more_reports = false,
+            },
+        }
+    }
+    if let Some(run) = last {
+        let mut progress = run.log.watch();
+        while !progress.borrow_and_update().1 {
+            if progress.changed().await.is_err() {
                 break;
             }
         }
     }
-    entry.progress.send_modify(|p| p.1 = true);
+    entry.log.finish();
+    drop(held);
+    if let Some(id) = holding
+        && let Err(e) = state
+            .store
+            .update_run_state(&id, RunState::Cancelled, None, None)
+            .await
+    {
+        tracing::warn!(key = %entry.key, error = %e, "could not record that the Standby released its thread");
+    }
+}
+
+/// Records that this process's Standby holds the thread (a run record under
+/// [`recovery::STANDBY_RECORD_PREFIX`], `running` while it is open): if the process dies, crash recovery
+/// at the next start breaks the Standby's thread lease at once instead of leaving it to its TTL.
+async fn hold_record(state: &AppState, tenant: &str, entry: &StandbyEntry) -> Option<String> {
+    let now = Utc::now();
+    let record = RunRecord {
+        run_id: format!("{}{}", recovery::STANDBY_RECORD_PREFIX, uuid::Uuid::now_v7()),
+        tenant: tenant.to_owned(),
+        agent: entry.agent.clone(),
+        thread_key: Some(entry.key.clone()),
+        state: RunState::Running,
+        owner: state.config.owner.clone(),
+        result: None,
+        error: None,
+        created_at: now,
+        updated_at: now,
+    };
+    match state.store.put_run(&record).await {
+        Ok(()) => Some(record.run_id),
+        Err(e) => {
+            tracing::warn!(key = %entry.key, error = %e, "could not record the Standby's hold on its thread");
+            None
+        }
+    }
+}
+
+/// Adds the Standby's own reports (outside any execution) to its log, exposed once, and records them
+/// under the entry's id.
+async fn report(entry: &StandbyEntry, recorder: &Recorder, events: &[Event]) {
+    let id = format!("report-{}", uuid::Uuid::now_v7());
+    let mut records = recorder.prepare(events);
+    let items = records.iter().map(|r| Arc::new(LogItem::of(r))).collect();
+    entry.log.push(Part::Report {
+        id: id.clone(),
+        items: Arc::new(items),
+    });
+    for r in &mut records {
+        r.run_id.clone_from(&id);
+    }
+    if let Err(err) = recorder.append(records).await {
+        tracing::warn!(key = %entry.key, error = %err, "recording a Standby report failed");
+    }
 }
 
 fn open_entry(
-    state: &AppState,
+    state: &Arc<AppState>,
     tenant: &str,
     a: &AgentEntry,
     key: &str,
-    held: (RunSlot, ThreadClaim),
+    held: Held,
 ) -> Arc<StandbyEntry> {
     let lifetime = state.shutdown.child_token();
     let defaults = CallOptions::new().identity(crate::driver::Identity {
@@ -205,25 +246,31 @@ fn open_entry(
     });
     let span = super::telemetry::standby_span(&a.name, key, tenant);
     let standby = span.in_scope(|| a.agent.thread(key).standby(lifetime.clone(), defaults));
-    let events = standby.events();
+    // Both before the worker can start an execution: executions are handed over, not forwarded.
+    let executions = standby.executions();
+    let reports = standby.events();
     let entry = Arc::new(StandbyEntry {
         agent: a.name.clone(),
         key: key.to_owned(),
         standby,
         lifetime,
         opened_at: Utc::now(),
-        log: RwLock::new((0, Vec::new())),
-        progress: watch::Sender::new((0, false)),
+        log: StandbyLog::default(),
     });
-    match events {
-        Some(rx) => {
-            let recorder = Recorder::new(state.store.clone(), tenant, a.exposure);
-            tokio::spawn(tracing::Instrument::instrument(
-                pump(entry.clone(), rx, recorder, held),
-                span,
-            ));
+    match (executions, reports) {
+        (Some(executions), Some(reports)) => {
+            let task = drive(
+                state.clone(),
+                tenant.to_owned(),
+                entry.clone(),
+                executions,
+                reports,
+                held,
+            );
+            tokio::spawn(tracing::Instrument::instrument(task, span));
         }
-        None => entry.progress.send_modify(|p| p.1 = true),
+        // Another host holds this library Standby's consumers: nothing to follow here.
+        _ => entry.log.finish(),
     }
     entry
 }
@@ -370,9 +417,11 @@ pub async fn cancel(
     Ok((StatusCode::ACCEPTED, Json(entry.view())).into_response())
 }
 
-/// `GET /v1/agents/{agent}/threads/{key}/standby/events`: SSE of every execution's events; `id:` counts
-/// the Standby's events, `Last-Event-ID` / `?after=` resume; ends when the Standby is released.
-#[utoipa::path(get, path = "/v1/agents/{agent}/threads/{key}/standby/events", tag = "standby", params(("agent" = String, Path, description = "The agent name"), ("key" = String, Path, description = "The thread key"), ("after" = Option<String>, Query, pattern = "^[0-9]{1,20}$", description = "Replay events with an id above this: decimal digits only (no sign or space), at most 18446744073709551615; else 422 `invalid_request`"), ("Last-Event-ID" = Option<String>, Header, pattern = "^[0-9]{0,20}$", description = "Resume after this id (wins over `after`): decimal digits only; empty is as if absent; anything else (a sign, a space, non-ASCII bytes) 422 `invalid_request`")), responses((status = 200, description = "The Standby's events: `id:` the Standby's event count, `event:` kind, `data:` JSON", content_type = "text/event-stream", body = String), (status = 404, description = "Unknown agent, or no Standby on the thread", body = crate::server::views::ErrorBody), (status = 422, description = "invalid_request: bad cursor", body = crate::server::views::ErrorBody)))]
+/// `GET /v1/agents/{agent}/threads/{key}/standby/events`: SSE of every execution's events, in order; `id:`
+/// is the cursor `<execution>:<seq>` (the execution's run id and its own sequence, exactly as
+/// `/v1/runs/{run_id}/events` numbers it); `Last-Event-ID` / `?after=` resume after that event across the
+/// Standby's executions; ends when the Standby is released and its last execution is recorded.
+#[utoipa::path(get, path = "/v1/agents/{agent}/threads/{key}/standby/events", tag = "standby", params(("agent" = String, Path, description = "The agent name"), ("key" = String, Path, description = "The thread key"), ("after" = Option<String>, Query, pattern = "^[!-9;-~]{1,512}:[0-9]{1,20}$", description = "Resume after this Standby event: its cursor `<execution>:<seq>` (an `id:` of this stream: the execution's run id, a colon, its decimal sequence); anything else 422 `invalid_request`"), ("Last-Event-ID" = Option<String>, Header, pattern = "^([!-9;-~]{1,512}:[0-9]{1,20})?$", description = "Resume after this cursor (wins over `after`); empty is as if absent; anything else (a bare number, a sign, a space, non-ASCII bytes) 422 `invalid_request`")), responses((status = 200, description = "The Standby's events: `id:` `<execution>:<seq>`, `event:` kind, `data:` the exposed event JSON (the same as the run's own events route). Frames without `id:`: `gap` (`unknown_cursor`: the cursor names no execution this Standby lists, the stream starts from its oldest; `gap`/`execution_unavailable`: events that cannot be sent), `lag` (the client fell behind the live window; the missed events follow from the durable log), `error`, `shutdown`", content_type = "text/event-stream", body = String), (status = 404, description = "Unknown agent, or no Standby on the thread", body = crate::server::views::ErrorBody), (status = 422, description = "invalid_request: a malformed cursor", body = crate::server::views::ErrorBody)))]
 pub async fn events(
     State(state): State<Arc<AppState>>,
     tenant: Tenant,
@@ -380,8 +429,10 @@ pub async fn events(
     headers: HeaderMap,
     Query(query): Query<EventsQuery>,
 ) -> Result<Response, ApiError> {
-    let after = cursor(&headers, &query)?;
+    let cursor = log::cursor_of(&headers, &query)?;
     let entry = lookup(&state, tenant.as_str(), &agent, &key)?;
-    let live = sse::follow(entry, after, state.shutdown.clone(), None);
-    Ok(sse::stream_response(live, state.config.keep_alive))
+    let keep_alive = state.config.keep_alive;
+    let gauge = sse::SubscriberGauge::open(state.runs.clone());
+    let frames = log::follow(state, tenant, entry, cursor, gauge);
+    Ok(sse::stream_response(frames, keep_alive))
 }
