@@ -335,7 +335,7 @@ fn mcp_servers(specs: &[McpServerSpec]) -> Result<Vec<McpServer>, RpcError> {
 
 fn turn_usage(u: &Usage) -> TurnUsage {
     TurnUsage {
-        total_tokens: u.input_tokens + u.output_tokens,
+        total_tokens: u.tokens(),
         input_tokens: u.input_tokens,
         output_tokens: u.output_tokens,
         cached_read_tokens: (u.cached_input_tokens > 0).then_some(u.cached_input_tokens),

@@ -300,14 +300,21 @@ pub struct Usage {
 }
 
 impl Usage {
-    /// Field-wise sum.
+    /// Field-wise sum, saturating (the counts come from a CLI and may be anything).
     pub fn add(&self, other: &Usage) -> Usage {
         Usage {
-            input_tokens: self.input_tokens + other.input_tokens,
-            output_tokens: self.output_tokens + other.output_tokens,
-            cached_input_tokens: self.cached_input_tokens + other.cached_input_tokens,
-            estimated_cost_milli: self.estimated_cost_milli + other.estimated_cost_milli,
+            input_tokens: self.input_tokens.saturating_add(other.input_tokens),
+            output_tokens: self.output_tokens.saturating_add(other.output_tokens),
+            cached_input_tokens: self.cached_input_tokens.saturating_add(other.cached_input_tokens),
+            estimated_cost_milli: self
+                .estimated_cost_milli
+                .saturating_add(other.estimated_cost_milli),
         }
+    }
+
+    /// Input plus output tokens, saturating (the counts come from a CLI and may be anything).
+    pub fn tokens(&self) -> u64 {
+        self.input_tokens.saturating_add(self.output_tokens)
     }
 
     /// Sums two optional usages: `None` only when both are unobserved.
@@ -437,5 +444,35 @@ impl TranscriptItem {
             data: JsonMap::new(),
             message: None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Usage;
+
+    /// A CLI controls the counts it reports: sums saturate instead of overflowing (the fuzzer found a
+    /// Claude stream whose streamed usage summed past `u64::MAX` and panicked the translator).
+    #[test]
+    fn usage_sums_saturate_instead_of_overflowing() {
+        let huge = Usage {
+            input_tokens: u64::MAX,
+            output_tokens: u64::MAX - 1,
+            cached_input_tokens: u64::MAX,
+            estimated_cost_milli: i64::MAX,
+        };
+        let one = Usage {
+            input_tokens: 1,
+            output_tokens: 5,
+            cached_input_tokens: 1,
+            estimated_cost_milli: 1,
+        };
+        let sum = huge.add(&one);
+        assert_eq!(sum.input_tokens, u64::MAX);
+        assert_eq!(sum.output_tokens, u64::MAX);
+        assert_eq!(sum.cached_input_tokens, u64::MAX);
+        assert_eq!(sum.estimated_cost_milli, i64::MAX);
+        assert_eq!(huge.tokens(), u64::MAX);
+        assert_eq!(one.tokens(), 6);
     }
 }

@@ -208,8 +208,8 @@ pub const WARN_AT: f64 = 0.8;
 
 /// The live usage of running runs (other than `except`) that `filter` counts: tokens and cost.
 fn live_spend(metering: &Metering, filter: &UsageFilter, except: Option<&str>) -> (u64, i64) {
-    let mut tokens = 0;
-    let mut cost = 0;
+    let mut tokens: u64 = 0;
+    let mut cost: i64 = 0;
     for (id, run) in metering.live_runs() {
         if Some(id.as_str()) == except
             || run.tenant != filter.tenant
@@ -221,8 +221,9 @@ fn live_spend(metering: &Metering, filter: &UsageFilter, except: Option<&str>) -
         {
             continue;
         }
-        tokens += run.usage.input_tokens + run.usage.output_tokens;
-        cost += super::metering::estimate(metering.prices(), &run.agent, "", &run.usage).0;
+        tokens = tokens.saturating_add(run.usage.tokens());
+        cost =
+            cost.saturating_add(super::metering::estimate(metering.prices(), &run.agent, "", &run.usage).0);
     }
     (tokens, cost)
 }
@@ -253,8 +254,11 @@ pub(super) async fn admit(
         };
         let stored = stored_spend(store, &filter).await;
         let (live_tokens, live_cost) = live_spend(metering, &filter, None);
-        let tokens = stored.input_tokens + stored.output_tokens + live_tokens;
-        let cost = stored.cost_micros + live_cost;
+        let tokens = stored
+            .input_tokens
+            .saturating_add(stored.output_tokens)
+            .saturating_add(live_tokens);
+        let cost = stored.cost_micros.saturating_add(live_cost);
         if b.fill(tokens, cost) >= 1.0 {
             return Err(ApiError::new(
                 StatusCode::PAYMENT_REQUIRED,
@@ -327,8 +331,11 @@ impl RunBudgets {
             filter.since = a.spec.period.start(Utc::now());
             let stored = stored_spend(store, &filter).await;
             let (live_tokens, live_cost) = live_spend(metering, &filter, Some(&run.run_id));
-            a.before_tokens = stored.input_tokens + stored.output_tokens + live_tokens;
-            a.before_cost = stored.cost_micros + live_cost;
+            a.before_tokens = stored
+                .input_tokens
+                .saturating_add(stored.output_tokens)
+                .saturating_add(live_tokens);
+            a.before_cost = stored.cost_micros.saturating_add(live_cost);
         }
     }
 
@@ -345,11 +352,11 @@ impl RunBudgets {
         if self.stopped {
             return;
         }
-        let mine = usage.input_tokens + usage.output_tokens;
+        let mine = usage.tokens();
         let mut warned = BTreeSet::new();
         for a in &mut self.applied {
-            let tokens = a.before_tokens + mine;
-            let spent = a.before_cost + cost;
+            let tokens = a.before_tokens.saturating_add(mine);
+            let spent = a.before_cost.saturating_add(cost);
             let fill = a.spec.fill(tokens, spent);
             if fill > 1.0 {
                 let message = format!("the run crossed {} ({tokens} tokens)", a.spec.describe());

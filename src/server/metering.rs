@@ -310,7 +310,7 @@ impl RunMeter {
         // What the run reported at its end, else what it streamed before it was stopped.
         let reported = partial.and_then(|r| r.usage);
         let usage = match (reported, self.live_usage()) {
-            (Some(r), Some(l)) if l.input_tokens + l.output_tokens > r.input_tokens + r.output_tokens => l,
+            (Some(r), Some(l)) if l.tokens() > r.tokens() => l,
             (Some(r), _) => r,
             (None, l) => l.unwrap_or_default(),
         };

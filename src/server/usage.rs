@@ -195,13 +195,13 @@ pub async fn list(
     let mut totals = UsageTotals::default();
     for r in &rows {
         let t = &r.totals;
-        totals.runs += t.runs;
-        totals.input_tokens += t.input_tokens;
-        totals.output_tokens += t.output_tokens;
-        totals.cached_input_tokens += t.cached_input_tokens;
-        totals.cost_micros += t.cost_micros;
-        totals.wall_ms += t.wall_ms;
-        totals.cpu_ms += t.cpu_ms;
+        totals.runs = totals.runs.saturating_add(t.runs);
+        totals.input_tokens = totals.input_tokens.saturating_add(t.input_tokens);
+        totals.output_tokens = totals.output_tokens.saturating_add(t.output_tokens);
+        totals.cached_input_tokens = totals.cached_input_tokens.saturating_add(t.cached_input_tokens);
+        totals.cost_micros = totals.cost_micros.saturating_add(t.cost_micros);
+        totals.wall_ms = totals.wall_ms.saturating_add(t.wall_ms);
+        totals.cpu_ms = totals.cpu_ms.saturating_add(t.cpu_ms);
     }
     Ok(Json(UsageList {
         usage: rows.into_iter().map(row_view).collect(),
