@@ -1,6 +1,38 @@
 //! agent-adaptor: drive coding-agent CLIs (Claude Code, Codex, Cursor agent, CodeBuddy Code) through one
 //! contract — Agent, Thread, Stream, Event, Result, Driver — as a library and as an HTTP/SSE/AG-UI service.
 //!
+//! # The contract, from the crate root
+//!
+//! - [`Agent`]: one configured driver. `send` starts a run and returns its [`Stream`] at once; `thread(key)`
+//!   names a durable conversation.
+//! - [`Thread`]: runs on one key, one at a time, each resuming the last checkpoint (leases, receipts).
+//! - [`Stream`]: one run. [`Event`]s in strictly increasing sequence, `RunStarted` first and [`Done`] last;
+//!   `send` adds a message mid-run; `result()` is the verdict.
+//! - [`Event`]: a sequence number, metadata and a [`Payload`] (text, reasoning, tool calls, approvals, notices).
+//! - [`RunResult`]: the contract's Result (named so it does not shadow `std::result::Result`): text, turns,
+//!   usage, transcript; [`Error`] is the one failure type, keeping the partial result.
+//! - [`Driver`]: the SPI a CLI adapter implements; the four built-in ones live in [`providers`], the
+//!   conformance kit that checks a third-party one in `testkit`.
+//!
+//! ```no_run
+//! use agent_adaptor::testkit::reference::{ReferenceConfig, ReferenceDriver};
+//! use agent_adaptor::{Agent, CallOptions, Payload};
+//! use futures::StreamExt;
+//!
+//! # async fn demo() -> Result<(), agent_adaptor::Error> {
+//! let agent = Agent::new(ReferenceDriver::new(ReferenceConfig::default()));
+//! let stream = agent.send("Review the diff", CallOptions::new());
+//! let mut events = stream.events();
+//! while let Some(ev) = events.next().await {
+//!     if let Payload::TextDelta(t) = &ev.payload {
+//!         print!("{}", t.text);
+//!     }
+//! }
+//! let result = stream.result().await?;
+//! println!("\n{} turn(s)", result.turns);
+//! # Ok(()) }
+//! ```
+//!
 //! # Layout
 //!
 //! | module | owns | must not |
@@ -29,3 +61,6 @@ pub mod testkit;
 pub mod tools;
 pub mod vocab;
 pub mod workspace;
+
+pub use driver::Driver;
+pub use runtime::{Agent, CallOptions, Done, Error, Event, Payload, RunResult, Stream, Thread};

@@ -11,6 +11,7 @@ mod codebuddy_lab;
 mod codex_driver;
 mod codex_lab;
 mod conformance;
+mod crate_root;
 mod cursor_acp;
 mod cursor_driver;
 mod cursor_fake;
