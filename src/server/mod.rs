@@ -5,6 +5,7 @@
 //! |---|---|
 //! | `config` | [`ServerConfig`], [`AgentSpec`], the AG-UI busy policy |
 //! | `file` | the TOML configuration file (`serve --config`) |
+//! | `histograms` | latency histograms for `/metrics` (requests, time to first event, run duration) |
 //! | `auth` | tenants, hashed API keys, the [`Tenant`] extractor and the `/v1` guard (401, rate limit) |
 //! | `limits` | per-tenant limits: concurrent runs and request rate (429 + `Retry-After`) |
 //! | `ip_limits` | per-client-IP request rate of unauthenticated traffic, in a bounded table |
@@ -50,6 +51,7 @@ pub mod declared;
 pub mod error;
 mod extract;
 pub mod file;
+pub mod histograms;
 mod hyper_errors;
 mod inspect;
 pub mod ip_limits;
@@ -313,6 +315,10 @@ pub fn router(state: Arc<AppState>) -> Router {
         .fallback(|| async { ApiError::not_found("no such route") })
         .method_not_allowed_fallback(|| async { ApiError::method_not_allowed() })
         .layer(DefaultBodyLimit::max(limit))
+        .layer(middleware::from_fn_with_state(
+            state.runs.metrics.latency.clone(),
+            histograms::time_requests,
+        ))
         .layer(
             TraceLayer::new_for_http()
                 .make_span_with(telemetry::make_span)

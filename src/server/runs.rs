@@ -143,6 +143,8 @@ pub struct Metrics {
     pub record_waits: AtomicU64,
     /// Open SSE streams.
     pub subscribers: AtomicU64,
+    /// Latency histograms: requests, time to a run's first event, run duration.
+    pub latency: Arc<super::histograms::Histograms>,
 }
 
 /// What the busy table holds for a thread an open Standby owns (a run holds its run id, a starting
@@ -523,6 +525,8 @@ impl RunRegistry {
             record,
             budget: run.slot.as_ref().map(RunSlot::budget).unwrap_or_default(),
             slot: run.slot,
+            admitted: std::time::Instant::now(),
+            first_seen: false,
         };
         self.metrics.started.fetch_add(1, Ordering::Relaxed);
         span.in_scope(|| tracing::info!("run started"));
@@ -601,6 +605,10 @@ struct Pump {
     record: RunRecord,
     slot: Option<RunSlot>,
     budget: RunBudget,
+    /// When the run was admitted (the histograms' zero).
+    admitted: std::time::Instant,
+    /// Whether the first event after `run_started` was counted.
+    first_seen: bool,
 }
 
 /// Attempts of a run-record write before the service goes on without it.
@@ -691,6 +699,11 @@ impl Pump {
                     }
                     _ => {}
                 }
+            }
+            if !self.first_seen && batch.iter().any(|e| !matches!(e.payload, Payload::RunStarted(_))) {
+                self.first_seen = true;
+                let latency = &self.registry.metrics.latency;
+                latency.observe_first_event(&entry.agent, self.admitted.elapsed());
             }
             self.meter.observe(&entry.stream, &batch).await;
             self.registry
@@ -805,6 +818,8 @@ impl Pump {
         let result = Some(self.meter.finish(&entry.stream, &outcome, state, result).await);
         let _ = entry.metered.set(result.clone().unwrap_or_default());
         tracing::info!(state = ?state, "run finished");
+        let latency = &self.registry.metrics.latency;
+        latency.observe_run(&entry.agent, state.as_str(), self.admitted.elapsed());
         // `done` goes out after this: the run's end is committed first (retried on a transient
         // failure; the whole record when its first write was lost), so a client that saw `done` never
         // reads the run `running` from the store — after eviction or a restart alike.

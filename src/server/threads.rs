@@ -431,7 +431,11 @@ pub async fn metrics(
         pending,
         m.subscribers.load(Ordering::Relaxed),
     );
-    let body = body + &state.retention.render() + &state.ip_limits.render() + &state.connections.render();
+    let body = body
+        + &m.latency.render()
+        + &state.retention.render()
+        + &state.ip_limits.render()
+        + &state.connections.render();
     (
         [(axum::http::header::CONTENT_TYPE, "text/plain; version=0.0.4")],
         body,
