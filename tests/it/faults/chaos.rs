@@ -117,7 +117,7 @@ impl Serve {
                 .env_remove("AGENT_ADAPTOR_REPLICA_ID")
                 .env("AGENT_ADAPTOR_REPLICA_ID", "chaos-replica")
                 .stdout(Stdio::piped())
-                .stderr(Stdio::null())
+                .stderr(server_log(config))
                 .spawn()
                 .expect("spawn serve");
             let mut out = BufReader::new(child.stdout.take().unwrap());
@@ -149,6 +149,29 @@ impl Drop for Serve {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// Every server's stderr, appended to `serve.log` beside the config, so a failure can show its tail.
+static SERVER_LOG: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+
+/// The log file the servers of this test write their stderr to.
+fn server_log(config: &Path) -> Stdio {
+    let path = SERVER_LOG.get_or_init(|| config.with_file_name("serve.log"));
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map_or_else(|_| Stdio::null(), Stdio::from)
+}
+
+/// The last `n` lines of the servers' stderr that mention `needle` (all lines when it is empty).
+fn server_log_tail(needle: &str, n: usize) -> String {
+    let text = SERVER_LOG
+        .get()
+        .and_then(|p| std::fs::read_to_string(p).ok())
+        .unwrap_or_default();
+    let lines: Vec<&str> = text.lines().filter(|l| l.contains(needle)).collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
 }
 
 /// A free loopback port.
@@ -297,18 +320,25 @@ async fn follow(base: String, run: String, seen: Arc<Mutex<Vec<Frame>>>, disconn
 /// The run's view, polled until it is terminal (at most 60 s).
 async fn terminal(base: &str, run: &str) -> Value {
     let deadline = Instant::now() + Duration::from_secs(60);
+    let mut last = String::from("no answer");
     loop {
-        if let Ok(r) = client().get(format!("{base}/v1/runs/{run}")).send().await
-            && r.status() == 200
-        {
-            let v: Value = r.json().await.unwrap();
-            if ["succeeded", "failed", "cancelled", "interrupted"]
-                .contains(&v["state"].as_str().unwrap_or(""))
+        if let Ok(r) = client().get(format!("{base}/v1/runs/{run}")).send().await {
+            let status = r.status();
+            let v: Value = r.json().await.unwrap_or(Value::Null);
+            if status == 200
+                && ["succeeded", "failed", "cancelled", "interrupted"]
+                    .contains(&v["state"].as_str().unwrap_or(""))
             {
                 return v;
             }
+            last = format!("{status} {v}");
         }
-        assert!(Instant::now() < deadline, "run {run} is not terminal within 60 s");
+        assert!(
+            Instant::now() < deadline,
+            "run {run} is not terminal within 60 s; last answer: {last}\nthe servers' log about it:\n{}\nthe servers' last lines:\n{}",
+            server_log_tail(run, 40),
+            server_log_tail("", 40)
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
