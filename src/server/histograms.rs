@@ -134,7 +134,8 @@ impl Histograms {
     /// followed by the hand-kept counters).
     pub fn render(&self) -> String {
         let mut out = String::new();
-        if encode(&mut out, &self.registry).is_err() {
+        if let Err(e) = encode(&mut out, &self.registry) {
+            tracing::error!(error = %e, "could not encode the latency histograms; /metrics goes out without them");
             return String::new();
         }
         match out.strip_suffix("# EOF\n") {
