@@ -276,7 +276,7 @@ pub async fn serve(args: ServeArgs) -> ExitCode {
         }
     };
     let json = config.log_format == LogFormat::Json;
-    telemetry::init(config.log_format);
+    let telemetry = telemetry::init(config.log_format);
     let stop = terminate();
     #[cfg(unix)]
     let hup = hangups();
@@ -321,7 +321,7 @@ pub async fn serve(args: ServeArgs) -> ExitCode {
             url = server.url()
         ),
     );
-    match server.run_until(stop).await {
+    let code = match server.run_until(stop).await {
         Ok(()) => {
             note(json, "stopped");
             ExitCode::SUCCESS
@@ -330,7 +330,10 @@ pub async fn serve(args: ServeArgs) -> ExitCode {
             note(json, &format!("shutdown: {e}"));
             ExitCode::from(1)
         }
-    }
+    };
+    // The batch exporter flushes from its own thread; a blocking call, so off the async workers.
+    let _ = tokio::task::spawn_blocking(move || telemetry.shutdown()).await;
+    code
 }
 
 /// A startup or shutdown note on stderr: a log event in JSON mode (so every line parses), else a plain

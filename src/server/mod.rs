@@ -60,6 +60,7 @@ mod listen;
 mod location;
 pub mod metering;
 pub mod openapi;
+pub mod otel;
 mod paths;
 pub mod playground;
 pub mod proxies;

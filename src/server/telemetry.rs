@@ -1,7 +1,8 @@
 //! Logs of the service: a `request` span per HTTP request (method, matched route, tenant, status,
 //! latency) made by tower-http's `TraceLayer`, a `run` span per run (run id, agent, thread key, tenant)
 //! that the run's pump and execution run in (a `standby` span likewise per Standby), and the subscriber that writes them to stderr as text or
-//! JSON lines ([`LogFormat`]), filtered by `RUST_LOG` (default `info`).
+//! JSON lines ([`LogFormat`]), filtered by `RUST_LOG` (default `info`); the same spans go to
+//! OpenTelemetry ([`super::otel`]).
 //!
 //! Spans carry ids and names only: never an API key, a header value, a query string or prompt text.
 
@@ -14,6 +15,9 @@ use axum::http::{Request, Response};
 use serde::{Deserialize, Serialize};
 use tracing::Span;
 use tracing::field::Empty;
+use tracing_opentelemetry::OpenTelemetrySpanExt as _;
+
+use super::otel::Otel;
 
 /// How log lines are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -41,11 +45,38 @@ impl FromStr for LogFormat {
 /// The filter when `RUST_LOG` is unset.
 pub const DEFAULT_FILTER: &str = "info";
 
+/// What [`init`] set up: whether its subscriber was installed, and the OpenTelemetry provider whose last
+/// spans [`Telemetry::shutdown`] flushes.
+#[derive(Debug)]
+pub struct Telemetry {
+    /// `false` when a subscriber was already installed (nothing of this one is in effect).
+    pub installed: bool,
+    otel: Option<Otel>,
+}
+
+impl Telemetry {
+    /// Whether spans are exported over OTLP.
+    pub fn exporting(&self) -> bool {
+        self.otel.as_ref().is_some_and(Otel::exporting)
+    }
+
+    /// Flushes the spans still queued for export (call once, at shutdown).
+    pub fn shutdown(&self) {
+        if let Some(otel) = &self.otel {
+            otel.shutdown();
+        }
+    }
+}
+
 /// Installs the global subscriber: `format` lines on stderr, filtered by `RUST_LOG` (else
-/// [`DEFAULT_FILTER`]). An unparsable `RUST_LOG` falls back to the default and says so. Returns `false`
-/// when a subscriber was already installed.
-pub fn init(format: LogFormat) -> bool {
+/// [`DEFAULT_FILTER`]), and the OpenTelemetry layer ([`super::otel`]; exporting when the `OTEL_*`
+/// variables ask for it). An unparsable `RUST_LOG` falls back to the default and says so; an OTLP
+/// configuration the exporter refuses is logged and the service runs without export.
+pub fn init(format: LogFormat) -> Telemetry {
     use tracing_subscriber::EnvFilter;
+    use tracing_subscriber::Layer as _;
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
     let (filter, bad) = match std::env::var("RUST_LOG") {
         Ok(v) if !v.trim().is_empty() => match EnvFilter::try_new(&v) {
             Ok(f) => (f, None),
@@ -53,26 +84,33 @@ pub fn init(format: LogFormat) -> bool {
         },
         _ => (EnvFilter::new(DEFAULT_FILTER), None),
     };
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_ansi(colour(
-            std::io::IsTerminal::is_terminal(&std::io::stderr()),
-            std::env::var_os("NO_COLOR").as_deref(),
-        ))
-        .with_writer(std::io::stderr);
-    let installed = match format {
-        LogFormat::Text => builder.try_init().is_ok(),
-        LogFormat::Json => builder
-            .json()
-            .with_current_span(true)
-            .with_span_list(true)
-            .try_init()
-            .is_ok(),
+    let (otel, otel_error) = match Otel::from_env() {
+        Ok(o) => (Some(o), None),
+        Err(e) => (None, Some(e)),
     };
+    let lines = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
+    let lines = match format {
+        LogFormat::Text => lines
+            .with_ansi(colour(
+                std::io::IsTerminal::is_terminal(&std::io::stderr()),
+                std::env::var_os("NO_COLOR").as_deref(),
+            ))
+            .boxed(),
+        LogFormat::Json => lines.json().with_current_span(true).with_span_list(true).boxed(),
+    };
+    let installed = tracing_subscriber::registry()
+        .with(filter)
+        .with(lines)
+        .with(otel.as_ref().map(Otel::layer))
+        .try_init()
+        .is_ok();
     if let Some(why) = bad {
         tracing::warn!(rust_log = %why, "RUST_LOG is not a valid filter; using {DEFAULT_FILTER}");
     }
-    installed
+    if let Some(e) = otel_error {
+        tracing::error!(error = %e, "OpenTelemetry export is off");
+    }
+    Telemetry { installed, otel }
 }
 
 /// Whether log lines carry ANSI colours: only on a terminal, and never when `NO_COLOR` is set to a
@@ -94,7 +132,7 @@ pub fn make_span(req: &Request<Body>) -> Span {
         .get("x-request-id")
         .and_then(|v| v.to_str().ok())
         .unwrap_or_default();
-    tracing::info_span!(
+    let span = tracing::info_span!(
         "request",
         method = %req.method(),
         route,
@@ -103,7 +141,18 @@ pub fn make_span(req: &Request<Body>) -> Span {
         client_ip = Empty,
         status = Empty,
         latency_ms = Empty,
-    )
+    );
+    // The caller's `traceparent` (if any, and well-formed) is the request span's parent. Without the
+    // OpenTelemetry layer (a library embedding the router) there is nothing to set: not an error.
+    let _ = span.set_parent(super::otel::parent_of(req.headers()));
+    span
+}
+
+/// Makes `span` (a root span: it outlives its request) a child of the current span's trace, so a run or a
+/// Standby is found under the request that started it.
+fn joins_current_trace(span: Span) -> Span {
+    let _ = span.set_parent(Span::current().context());
+    span
 }
 
 /// Records the status and latency on the request span and logs one `response` line.
@@ -129,20 +178,20 @@ pub fn record_tenant(tenant: &str) {
 /// The `run` span of one run: a root span (a run outlives the request that started it) with the agent,
 /// thread key and tenant; the run id is recorded once the runtime assigned it.
 pub fn run_span(agent: &str, thread_key: Option<&str>, tenant: &str) -> Span {
-    tracing::info_span!(
+    joins_current_trace(tracing::info_span!(
         parent: None,
         "run",
         run_id = Empty,
         agent,
         thread_key = thread_key.unwrap_or(""),
         tenant,
-    )
+    ))
 }
 
 /// The `standby` span of one Standby over HTTP: a root span with the agent, thread key and tenant that its
 /// worker, its executions and its recording pump run in.
 pub fn standby_span(agent: &str, thread_key: &str, tenant: &str) -> Span {
-    tracing::info_span!(parent: None, "standby", agent, thread_key, tenant)
+    joins_current_trace(tracing::info_span!(parent: None, "standby", agent, thread_key, tenant))
 }
 
 #[cfg(test)]

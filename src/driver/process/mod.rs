@@ -88,6 +88,7 @@ mod stdin;
 mod stop;
 mod supervise;
 mod sys;
+mod traceparent;
 mod tree;
 
 pub use capture::Captured;

@@ -79,6 +79,7 @@ fn command(spec: &ProcessSpec) -> tokio::process::Command {
         .env_clear()
         .envs(spec.resolve_env(std::env::vars_os()))
         .env(OWNER_ENV, owner_tag())
+        .envs(super::traceparent::env())
         .stdin(if spec.stdin_piped {
             Stdio::piped()
         } else {

@@ -13,6 +13,7 @@
 //! * `skills.rs` — a run's skills through the per-run overlay.
 //! * `kit.rs` — the conformance kit, Inspect.
 //! * `services.rs` — a run service's MCP server reaching the CLI.
+//! * `trace.rs` — the caller's W3C trace context in the CLI's environment.
 //! * `timing.rs` — the per-delta timestamp file (`AGENT_ADAPTOR_CLAUDE_TIMING`) through `agent-adaptor run`.
 
 mod basic;
@@ -24,6 +25,7 @@ mod services;
 mod skills;
 mod sse_mcp;
 mod timing;
+mod trace;
 
 pub use crate::driver_support::{code, delta_text, drain, run_error, transport};
 

@@ -26,6 +26,7 @@ mod memory_bound;
 mod openapi;
 mod openapi_errors;
 mod openapi_examples;
+mod otel;
 mod parity;
 mod playground;
 mod proxies;
