@@ -13,11 +13,10 @@ use agent_adaptor::driver::{
     ApprovalMode, ApprovalPolicy, DecisionKind, Phase, Policy, QuestionMode, RunPolicyCaps, Timing,
 };
 use agent_adaptor::runtime::{Agent, ApprovalRequest, CallOptions, Event, MessageOptions, Payload, Stream};
+use agent_adaptor::server::ServerConfig;
 use clap::Args;
 use futures::StreamExt;
 use tokio::sync::mpsc;
-
-use agent_adaptor::server::ServerConfig;
 
 use super::agents;
 
