@@ -9,8 +9,11 @@ use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use agent_adaptor::driver::{ApprovalPolicy, Phase, Policy, QuestionMode, Timing};
+use agent_adaptor::driver::{
+    ApprovalMode, ApprovalPolicy, DecisionKind, Phase, Policy, QuestionMode, RunPolicyCaps, Timing,
+};
 use agent_adaptor::runtime::{Agent, ApprovalRequest, CallOptions, Event, MessageOptions, Payload, Stream};
+use agent_adaptor::server::ServerConfig;
 use clap::Args;
 use futures::StreamExt;
 use tokio::sync::mpsc;
@@ -20,9 +23,10 @@ use super::agents;
 /// Arguments of `run`.
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// The agent to run (see `agent-adaptor agents`).
-    #[arg(long, default_value = "reference")]
-    agent: String,
+    /// The agent to run (see `agent-adaptor agents`); by default the configuration's default agent, the
+    /// one `serve` treats as default: its first `[[agents]]` entry (`reference` without a `--config`).
+    #[arg(long)]
+    agent: Option<String>,
     /// The TOML configuration file `serve` reads: its agents can be run by name.
     #[arg(long, env = "AGENT_ADAPTOR_CONFIG")]
     config: Option<std::path::PathBuf>,
@@ -50,9 +54,10 @@ pub struct RunArgs {
 
 /// The run's approval policy. Without a flag a terminal is asked permission and plan requests and
 /// questions are auto-denied (the library's portable default, not the service's question mode); without
-/// a terminal every request is denied.
-fn policy(args: &RunArgs, interactive: bool) -> Policy {
-    let approvals = if args.approve_all {
+/// a terminal every request is denied. A kind the driver never raises (`caps` lists no mode for it, as
+/// Codex for plan reviews) is left unset: the driver would refuse a run that sets it.
+fn policy(args: &RunArgs, interactive: bool, caps: &RunPolicyCaps) -> Policy {
+    let mut approvals = if args.approve_all {
         ApprovalPolicy::auto_approve()
     } else if args.deny_all || !interactive {
         ApprovalPolicy::auto_deny_all()
@@ -64,6 +69,15 @@ fn policy(args: &RunArgs, interactive: bool) -> Policy {
     } else {
         ApprovalPolicy::default()
     };
+    if caps.modes(DecisionKind::Permission).is_empty() {
+        approvals.permission = ApprovalMode::Inherit;
+    }
+    if caps.modes(DecisionKind::PlanReview).is_empty() {
+        approvals.plan_review = ApprovalMode::Inherit;
+    }
+    if caps.modes(DecisionKind::Question).is_empty() {
+        approvals.question = QuestionMode::Inherit;
+    }
     Policy {
         approvals,
         ..Default::default()
@@ -150,27 +164,40 @@ async fn handle_line(stream: &Stream, line: String) {
     }
 }
 
-/// The agent called `args.agent` among those `serve` would offer with the same configuration.
+/// The agent to run: `--agent`, else the configuration's default agent as `serve` picks it (its first
+/// `[[agents]]` entry, else the first agent discovery offers).
+fn agent_name(args: &RunArgs, config: &ServerConfig) -> Result<String, String> {
+    if let Some(name) = &args.agent {
+        return Ok(name.clone());
+    }
+    if let Some(first) = config.agents.first() {
+        return Ok(first.name.clone());
+    }
+    let offered = agents::offered(config)?;
+    offered
+        .default_agent()
+        .map(|a| a.name.clone())
+        .ok_or_else(|| "no agent is configured or found; see `agent-adaptor agents`".to_owned())
+}
+
+/// The agent `run` runs among those `serve` would offer with the same configuration.
 fn build(args: &RunArgs) -> Result<Agent, String> {
     let mut config = agents::base_config(args.config.as_deref())?;
+    let name = agent_name(args, &config)?;
     // Only the agent asked for is built: another agent's broken configuration is not this run's problem,
     // and discovery adds nothing when a configured agent already has the name.
-    let configured = config.agents.iter().any(|s| s.name == args.agent);
-    config.agents.retain(|s| s.name == args.agent);
+    let configured = config.agents.iter().any(|s| s.name == name);
+    config.agents.retain(|s| s.name == name);
     config.discover_clis = !configured;
     let offered = agents::offered(&config)?;
-    match offered.get(&args.agent) {
+    match offered.get(&name) {
         Some(a) => Ok(a.agent.clone()),
         None => {
             let all = agents::base_config(args.config.as_deref()).and_then(|c| agents::offered(&c));
             let names: Vec<String> = all
                 .map(|a| a.iter().map(|e| e.name.clone()).collect())
                 .unwrap_or_default();
-            Err(format!(
-                "unknown agent {:?}; available: {}",
-                args.agent,
-                names.join(", ")
-            ))
+            Err(format!("unknown agent {name:?}; available: {}", names.join(", ")))
         }
     }
 }
@@ -189,7 +216,7 @@ pub async fn run(args: RunArgs) -> ExitCode {
     if let Some(m) = &args.model {
         opts = opts.model(m);
     }
-    opts = opts.policy(policy(&args, interactive));
+    opts = opts.policy(policy(&args, interactive, &agent.descriptor().run_policy));
     if let Some(t) = args.timeout {
         opts = opts.timeout(Duration::from_secs(t));
     }

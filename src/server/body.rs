@@ -4,19 +4,19 @@
 
 use axum::body::Bytes;
 use axum::extract::{FromRequest, Request};
-use axum::http::{StatusCode, header};
+use axum::http::header;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::error::ApiError;
+use super::error::{ApiError, ErrorCode};
 
 /// A JSON body parsed strictly into `T` (which should `deny_unknown_fields`).
 #[derive(Debug)]
 pub struct JsonBody<T>(pub T);
 
 fn invalid_json(message: impl Into<String>) -> ApiError {
-    ApiError::new(StatusCode::BAD_REQUEST, "invalid_json", message)
+    ApiError::new(ErrorCode::InvalidJson, message)
 }
 
 /// `path` (serde_path_to_error's form, `.` for the root) joined with `key`.
@@ -133,8 +133,7 @@ impl<S: Send + Sync, T: DeserializeOwned + Serialize> FromRequest<S> for JsonBod
             .is_some_and(|v| v.starts_with("application/json") || v.contains("+json"));
         if !json {
             return Err(ApiError::new(
-                StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                "unsupported_media_type",
+                ErrorCode::UnsupportedMediaType,
                 "expected Content-Type: application/json",
             ));
         }
@@ -225,7 +224,7 @@ mod tests {
             assert!(!is_blank(not_json.as_bytes()), "{not_json:?}");
             assert_eq!(
                 parse::<Outer>(not_json.as_bytes()).expect_err(not_json).code,
-                "invalid_json"
+                ErrorCode::InvalidJson
             );
         }
     }

@@ -20,11 +20,10 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use axum::http::StatusCode;
 use chrono::{DateTime, Datelike, TimeZone, Timelike, Utc};
 use serde::{Deserialize, Serialize};
 
-use super::error::ApiError;
+use super::error::{ApiError, ErrorCode};
 use super::metering::{Metering, RunIdentity};
 use crate::driver::{JsonMap, Notice, Usage, notice_kind};
 use crate::runtime::{FailureReason, Stream};
@@ -261,8 +260,7 @@ pub(super) async fn admit(
         let cost = stored.cost_micros.saturating_add(live_cost);
         if b.fill(tokens, cost) >= 1.0 {
             return Err(ApiError::new(
-                StatusCode::PAYMENT_REQUIRED,
-                "budget_exceeded",
+                ErrorCode::BudgetExceeded,
                 format!(
                     "{} is spent ({tokens} tokens, ${:.6} so far): no new run fits",
                     b.describe(),

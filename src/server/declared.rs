@@ -82,8 +82,7 @@ impl DeclaredThreads {
             tenant: tenant.to_owned(),
             agent: agent.to_owned(),
             key: key.to_owned(),
-            defaults: serde_json::to_value(&decl.defaults)
-                .map_err(|e| ApiError::store_failure(e.to_string()))?,
+            defaults: serde_json::to_value(&decl.defaults).map_err(ApiError::store_failure)?,
             forked_from: decl.forked_from,
             created_at: decl.created_at,
         };

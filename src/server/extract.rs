@@ -12,7 +12,7 @@ use axum::http::StatusCode;
 use axum::http::request::Parts;
 use serde::de::DeserializeOwned;
 
-use super::error::ApiError;
+use super::error::{ApiError, ErrorCode};
 
 /// A query string parsed into `T`; a malformed one is `400 invalid_query`.
 #[derive(Debug, Clone, Copy, Default)]
@@ -69,7 +69,7 @@ fn field_of(message: &str) -> Option<String> {
 impl From<QueryRejection> for ApiError {
     fn from(e: QueryRejection) -> Self {
         let message = e.body_text();
-        let err = ApiError::new(StatusCode::BAD_REQUEST, "invalid_query", message.clone());
+        let err = ApiError::new(ErrorCode::InvalidQuery, message.clone());
         match field_of(&message) {
             Some(f) => err.field(f),
             None => err,
@@ -79,13 +79,11 @@ impl From<QueryRejection> for ApiError {
 
 impl From<PathRejection> for ApiError {
     fn from(e: PathRejection) -> Self {
-        let status = e.status();
-        let code = if status.is_server_error() {
-            "internal_error"
-        } else {
-            "invalid_path"
-        };
-        ApiError::new(status, code, e.body_text())
+        if e.status().is_server_error() {
+            // A route whose path parameters do not fit its handler: the service's fault, logged.
+            return ApiError::internal("a path did not fit its route", &e.body_text());
+        }
+        ApiError::new(ErrorCode::InvalidPath, e.body_text())
     }
 }
 
@@ -105,17 +103,16 @@ impl From<BytesRejection> for ApiError {
     fn from(e: BytesRejection) -> Self {
         if timed_out(&e) {
             return ApiError::new(
-                StatusCode::REQUEST_TIMEOUT,
-                "body_timeout",
+                ErrorCode::BodyTimeout,
                 "the request body did not arrive within the body read timeout",
             );
         }
         let code = if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
-            "body_too_large"
+            ErrorCode::BodyTooLarge
         } else {
-            "unreadable_body"
+            ErrorCode::UnreadableBody
         };
-        ApiError::new(e.status(), code, e.body_text())
+        ApiError::new(code, e.body_text())
     }
 }
 
@@ -153,8 +150,7 @@ fn strict_query(query: &str) -> Result<(), ApiError> {
         let name = form_decode(key);
         if name.is_none() || form_decode(value).is_none() {
             let err = ApiError::new(
-                StatusCode::BAD_REQUEST,
-                "invalid_query",
+                ErrorCode::InvalidQuery,
                 "the query string does not percent-decode to UTF-8",
             );
             return Err(match name {

@@ -7,6 +7,7 @@
 //! wire: [`rewrite`] turns it into the same status with the service's `{"error":{…}}` body, and the
 //! connection's socket wrapper (`conn_io::Watched`) writes that instead.
 
+use super::error::ErrorCode;
 use super::listen::raw_error;
 
 /// The service's answer for hyper's own error head `head` (the first bytes of a response), or `None`
@@ -32,25 +33,22 @@ pub(crate) fn rewrite(head: &[u8]) -> Option<Vec<u8>> {
     if has("content-type", None) || !has("content-length", Some("0")) {
         return None;
     }
-    let (reason, code, message) = match status {
+    let (code, message) = match status {
         400 => (
-            "Bad Request",
-            "malformed_request",
+            ErrorCode::MalformedRequest,
             "the request is not valid HTTP/1.1 (its request line or a header could not be parsed)",
         ),
         414 => (
-            "URI Too Long",
-            "uri_too_long",
+            ErrorCode::UriTooLong,
             "the request target is longer than the service accepts",
         ),
         431 => (
-            "Request Header Fields Too Large",
-            "headers_too_large",
+            ErrorCode::HeadersTooLarge,
             "the request's header fields are larger, or more, than the service accepts",
         ),
         _ => return None,
     };
-    Some(raw_error(status, reason, code, message, false))
+    Some(raw_error(code, message, false))
 }
 
 #[cfg(test)]

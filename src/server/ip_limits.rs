@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use super::error::ApiError;
+use super::error::{ApiError, ErrorCode};
 
 /// The default bound of the per-IP table.
 pub const DEFAULT_MAX_CLIENTS: usize = 10_000;
@@ -165,8 +165,7 @@ impl IpLimiter {
         };
         bucket.take(now, rate, capacity).map_err(|wait| {
             self.limited.fetch_add(1, Ordering::Relaxed);
-            ApiError::too_many(
-                "rate_limited",
+            ApiError::too_many(ErrorCode::RateLimited,
                 format!(
                     "more than {rate} unauthenticated requests per second from this address (burst {capacity})"
                 ),
@@ -226,8 +225,8 @@ mod tests {
         assert!(l.admit_at(ip(1), t0).is_ok());
         let e = l.admit_at(ip(1), t0).unwrap_err();
         assert_eq!(
-            (e.status.as_u16(), e.code, e.retry_after),
-            (429, "rate_limited", Some(2))
+            (e.status().as_u16(), e.code, e.retry_after),
+            (429, ErrorCode::RateLimited, Some(2))
         );
         assert!(l.admit_at(ip(2), t0).is_ok(), "buckets are per address");
         assert!(l.admit_at(ip(1), t0 + Duration::from_secs(2)).is_ok(), "refilled");

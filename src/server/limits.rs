@@ -14,7 +14,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use super::auth::TenantSpec;
-use super::error::ApiError;
+use super::error::{ApiError, ErrorCode};
 
 /// Limits of one tenant. `None` means unlimited (or, in a tenant's override, "the service default").
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
@@ -157,7 +157,7 @@ impl Limiter {
         }
         let wait = ((1.0 - b.tokens) / rate).ceil() as u64;
         Err(ApiError::too_many(
-            "rate_limited",
+            ErrorCode::RateLimited,
             format!("more than {rate} requests per second (burst {capacity})"),
             wait,
         ))
@@ -173,7 +173,7 @@ impl Limiter {
             && *n >= max
         {
             return Err(ApiError::too_many(
-                "too_many_runs",
+                ErrorCode::TooManyRuns,
                 format!("{max} run(s) already active for this tenant"),
                 1,
             ));
@@ -316,7 +316,7 @@ mod tests {
         assert!(l.admit_request("t").is_ok());
         assert!(l.admit_request("t").is_ok());
         let e = l.admit_request("t").unwrap_err();
-        assert_eq!(e.status.as_u16(), 429);
+        assert_eq!(e.status().as_u16(), 429);
         assert_eq!(e.retry_after, Some(2));
         assert!(l.admit_request("other").is_ok(), "buckets are per tenant");
     }
@@ -352,7 +352,7 @@ mod tests {
             })],
         ));
         let a = l.acquire_run("t").unwrap();
-        assert_eq!(l.acquire_run("t").unwrap_err().code, "too_many_runs");
+        assert_eq!(l.acquire_run("t").unwrap_err().code, ErrorCode::TooManyRuns);
         drop(a);
         assert!(l.acquire_run("t").is_ok());
         let held: Vec<_> = (0..3).map(|_| l.acquire_run("big").unwrap()).collect();

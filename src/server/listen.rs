@@ -29,6 +29,7 @@ use tower::ServiceExt as _;
 
 use super::conn_io::{Activity, DeadlineBody, InFlight, Watched};
 use super::connections::{ConnectionTable, Connections, Permit, Refusal};
+use super::error::{ApiError, ErrorCode};
 use super::views::{ErrorBody, ErrorDetail};
 
 /// The first back-off after an accept error.
@@ -111,17 +112,22 @@ fn refuse(stream: TcpStream, why: Refusal) {
         Refusal::Global => "the service has max_connections connections open",
         Refusal::PerIp => "this address has max_connections_per_ip connections open",
     };
-    let response = raw_error(503, "Service Unavailable", "too_many_connections", message, true);
+    let response = raw_error(ErrorCode::TooManyConnections, message, true);
     let _ = stream.try_write(&response);
     drop(stream);
 }
 
-/// A complete HTTP/1.1 response carrying the JSON error shape, closing the connection.
-pub(crate) fn raw_error(status: u16, reason: &str, code: &str, message: &str, retry: bool) -> Vec<u8> {
+/// A complete HTTP/1.1 response carrying the JSON error shape with `code` (and its status), closing the
+/// connection. A 5xx `message` is the cause: logged under an error id, never sent ([`ApiError::new`]).
+pub(crate) fn raw_error(code: ErrorCode, message: &str, retry: bool) -> Vec<u8> {
+    let error = ApiError::new(code, message);
+    let status = code.status();
+    let reason = status.canonical_reason().unwrap_or_default();
+    let status = status.as_u16();
     let body = serde_json::to_string(&ErrorBody {
         error: ErrorDetail {
-            code: code.to_owned(),
-            message: message.to_owned(),
+            code,
+            message: error.message,
             field: None,
         },
     })

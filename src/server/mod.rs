@@ -29,7 +29,7 @@
 //! | `playground` | `GET /`: the zero-build playground page |
 //! | `views` | every response body as a `Serialize + ToSchema` type |
 //! | `sse` | SSE framing, the stream of a run's log reader |
-//! | `body`, `error` | strict JSON bodies and the one JSON error shape |
+//! | `body`, `error`, `error_code` | strict JSON bodies, the one JSON error shape, every error code with its status |
 //! | `ranges` | the range of every duration and count of a request or the configuration |
 //! | `extract` | `Query`, `Path` and raw-body extractors whose rejections are that JSON error shape |
 //! | `openapi` | the OpenAPI 3.1 document (`/openapi.json`) and the docs page (`/docs`) |
@@ -49,6 +49,7 @@ mod conn_io;
 pub mod connections;
 pub mod declared;
 pub mod error;
+mod error_code;
 mod extract;
 pub mod file;
 pub mod histograms;
@@ -103,7 +104,7 @@ pub use auth::{AuthConfigError, Tenant, TenantSpec};
 pub use config::{AgentSpec, BusyPolicy, EventsSpec, ServerConfig};
 pub use conn_io::BodyTimedOut;
 pub use connections::{ConnectionTable, Connections};
-pub use error::ApiError;
+pub use error::{ApiError, ErrorCode};
 pub use file::{ConfigError, FileConfig};
 pub use ip_limits::IpLimits;
 pub use limits::Limits;

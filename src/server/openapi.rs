@@ -15,6 +15,7 @@ use axum::routing::get;
 use bytes::Bytes;
 use utoipa::OpenApi;
 
+use super::error::ErrorCode;
 use super::usage::{UsageList, UsageRowView, UsageTotalsView};
 use super::views::{ErrorBody, ErrorDetail};
 use super::{agui, inspect, playground, rest, standby, threads};
@@ -67,7 +68,7 @@ pub use names::OPERATIONS;
         rest::decide,
         super::usage::list,
     ),
-    components(schemas(ErrorBody, ErrorDetail, UsageList, UsageRowView, UsageTotalsView)),
+    components(schemas(ErrorBody, ErrorDetail, ErrorCode, UsageList, UsageRowView, UsageTotalsView)),
     servers((url = "/", description = "The service that serves this document (default bind `127.0.0.1:8080`)")),
     modifiers(&Security, &Names),
     tags(

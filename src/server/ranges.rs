@@ -332,7 +332,7 @@ mod tests {
         ] {
             let err = decimal("Last-Event-ID", bad).expect_err(bad);
             assert_eq!(err.field.as_deref(), Some("Last-Event-ID"));
-            assert_eq!(err.status.as_u16(), 422);
+            assert_eq!(err.status().as_u16(), 422);
         }
     }
 

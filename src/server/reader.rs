@@ -166,7 +166,7 @@ impl LogReader {
             Ok(page) if !page.is_empty() => page,
             Ok(_) => return self.gap(trimmed, "the durable log no longer holds them".into()),
             Err(e) => {
-                let id = super::error::log_store_failure("a run's durable log could not be read", &e);
+                let id = super::error::log_internal_error("a run's durable log could not be read", &e);
                 return self.gap(
                     trimmed,
                     format!("the durable log could not be read; see the service log (error id {id})"),
@@ -213,7 +213,7 @@ impl LogReader {
         let page = match page {
             Ok(p) => p,
             Err(e) => {
-                let id = super::error::log_store_failure("a run's durable log could not be read", &e);
+                let id = super::error::log_internal_error("a run's durable log could not be read", &e);
                 let message = format!("the run's log could not be read; see the service log (error id {id})");
                 self.pending.push_back(Arc::new(LogItem::notice(
                     self.last + 1,

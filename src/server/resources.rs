@@ -16,11 +16,10 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
 
 use super::config::AgentSpec;
-use super::error::ApiError;
+use super::error::{ApiError, ErrorCode};
 use super::views::ResourcesView;
 use crate::driver::Descriptor;
 use crate::profile::{Family, Selection};
@@ -213,8 +212,7 @@ impl AgentResources {
         for (i, key) in req.skills.iter().enumerate() {
             if !self.library.contains(key) {
                 return Err(ApiError::new(
-                    StatusCode::UNPROCESSABLE_ENTITY,
-                    "unknown_skill",
+                    ErrorCode::UnknownSkill,
                     format!("no skill {key:?} in the agent's skill library"),
                 )
                 .field(format!("skills[{i}]")));
@@ -248,8 +246,7 @@ impl AgentResources {
         for (i, name) in names.iter().enumerate() {
             let spec = self.catalog.iter().find(|s| &s.name == name).ok_or_else(|| {
                 ApiError::new(
-                    StatusCode::UNPROCESSABLE_ENTITY,
-                    "unknown_service",
+                    ErrorCode::UnknownService,
                     format!("no service {name:?} in the agent's service catalog"),
                 )
                 .field(format!("services[{i}]"))
@@ -370,11 +367,13 @@ fn check_services(spec: &AgentSpec) -> Result<(), String> {
 }
 
 fn not_allowed(field: &str, message: &str) -> ApiError {
-    ApiError::new(StatusCode::FORBIDDEN, "resource_not_allowed", message).field(field)
+    ApiError::new(ErrorCode::ResourceNotAllowed, message).field(field)
 }
 
 #[cfg(test)]
 mod tests {
+    use axum::http::StatusCode;
+
     use super::*;
     use crate::driver::{McpCaps, SkillCaps};
 
@@ -435,8 +434,8 @@ mod tests {
         };
         let e = kept.apply(ask, CallOptions::new()).unwrap_err();
         assert_eq!(
-            (e.status, e.code),
-            (StatusCode::FORBIDDEN, "resource_not_allowed")
+            (e.status(), e.code),
+            (StatusCode::FORBIDDEN, ErrorCode::ResourceNotAllowed)
         );
         let unknown = ["nope".to_owned()];
         let e = kept
@@ -448,7 +447,10 @@ mod tests {
                 CallOptions::new(),
             )
             .unwrap_err();
-        assert_eq!((e.code, e.field.as_deref()), ("unknown_skill", Some("skills[0]")));
+        assert_eq!(
+            (e.code, e.field.as_deref()),
+            (ErrorCode::UnknownSkill, Some("skills[0]"))
+        );
 
         s.allow_request = RequestGrants {
             mcp: true,

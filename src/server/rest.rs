@@ -17,7 +17,7 @@ use serde_json::Value;
 use super::AppState;
 use super::auth::Tenant;
 use super::body::JsonBody;
-use super::error::ApiError;
+use super::error::{ApiError, ErrorCode};
 use super::ranges::ApprovalsBody;
 use super::reader::{LogReader, Source};
 use super::resources::{AgentResources, RunResources};
@@ -250,8 +250,7 @@ async fn start(
     if let Some(k) = &key {
         if state.standbys.is_live(tenant.as_str(), agent, k) {
             return Err(ApiError::new(
-                StatusCode::CONFLICT,
-                "thread_busy",
+                ErrorCode::ThreadBusy,
                 "a Standby owns this thread: send through its standby route",
             ));
         }
@@ -353,20 +352,12 @@ pub async fn cancel_run(
             .await
             .map_err(ApiError::store)?
         {
-            Some(_) => Err(ApiError::new(
-                StatusCode::CONFLICT,
-                "run_finished",
-                "the run already finished",
-            )),
+            Some(_) => Err(ApiError::new(ErrorCode::RunFinished, "the run already finished")),
             None => Err(ApiError::not_found(format!("no run {run_id:?}"))),
         };
     };
     if entry.is_finished() {
-        return Err(ApiError::new(
-            StatusCode::CONFLICT,
-            "run_finished",
-            "the run already finished",
-        ));
+        return Err(ApiError::new(ErrorCode::RunFinished, "the run already finished"));
     }
     entry.stream.cancel();
     Ok((StatusCode::ACCEPTED, Json(run_view(&entry))).into_response())
@@ -507,10 +498,7 @@ pub async fn list_approvals(
         .iter()
         .map(|a| {
             let mut view: ApprovalView = serde_json::from_value(a.payload.clone()).map_err(|e| {
-                let id = super::error::log_store_failure("a stored approval is unreadable", &e);
-                ApiError::store_failure(format!(
-                    "a stored approval of run {run_id:?} is unreadable; see the service log (error id {id})"
-                ))
+                ApiError::store_failure(format!("a stored approval of run {run_id:?} is unreadable: {e}"))
             })?;
             view.outcome = approval_outcome(a).map(str::to_owned);
             view.pending = view.outcome.is_none();
@@ -701,11 +689,7 @@ pub async fn post_message(
             .await
             .map_err(ApiError::store)?
         {
-            Some(_) => Err(ApiError::new(
-                StatusCode::CONFLICT,
-                "run_finished",
-                "the run already finished",
-            )),
+            Some(_) => Err(ApiError::new(ErrorCode::RunFinished, "the run already finished")),
             None => Err(ApiError::not_found(format!("no run {run_id:?}"))),
         };
     };

@@ -57,7 +57,7 @@ impl LogItem {
     /// `seq` when the run's events could not all be recorded.
     /// The store's text goes to the log under an error id; the notice names the id.
     pub fn store_error(seq: u64, err: &StoreError) -> LogItem {
-        let id = super::error::log_store_failure("the run's events could not all be recorded", err);
+        let id = super::error::log_internal_error("the run's events could not all be recorded", err);
         LogItem::notice(
             seq,
             "error",

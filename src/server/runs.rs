@@ -24,7 +24,7 @@ use tokio_util::task::TaskTracker;
 use tracing::Instrument;
 
 use super::agents::AgentEntry;
-use super::error::ApiError;
+use super::error::{ApiError, ErrorCode};
 use super::limits::{RunBudget, RunSlot};
 use super::reader::{LogReader, Source};
 use super::record::{MAX_UNRECORDED, Writer};
@@ -176,7 +176,7 @@ fn busy_error(holder: &str) -> ApiError {
         "" => "a run is starting on this thread".to_owned(),
         run => format!("run {run} is active on this thread"),
     };
-    ApiError::new(axum::http::StatusCode::CONFLICT, "thread_busy", message)
+    ApiError::new(ErrorCode::ThreadBusy, message)
 }
 
 /// Every run of this process, and which thread is busy with which run.
@@ -411,10 +411,7 @@ impl RunRegistry {
             let (code, message) = err
                 .map(|i| (i.code, i.message))
                 .unwrap_or_else(|| ("refused".into(), "the run was refused".into()));
-            let mut api = ApiError::invalid("options", message);
-            api.code = "run_refused";
-            api.message = format!("{code}: {}", api.message);
-            return Err(api);
+            return Err(ApiError::new(ErrorCode::RunRefused, format!("{code}: {message}")).field("options"));
         }
         let launched = Launch {
             agent: req.agent,

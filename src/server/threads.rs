@@ -22,7 +22,7 @@ use super::agents::AgentEntry;
 use super::auth::Tenant;
 use super::body::JsonBody;
 use super::declared::Declared;
-use super::error::ApiError;
+use super::error::{ApiError, ErrorCode};
 use super::rest::find_agent as agent;
 use super::views::{
     ArchivedThread, CheckpointView, HistoryEvent, HistoryPage, ThreadDefaults, ThreadList, ThreadSummary,
@@ -64,7 +64,7 @@ pub async fn checkpoint_of(
         .thread(key)
         .checkpoint(tenant)
         .await
-        .map_err(|e| ApiError::store_failure(e.to_string()))
+        .map_err(ApiError::store_failure)
 }
 
 async fn checkpoint(a: &AgentEntry, tenant: &str, key: &str) -> Result<Option<CheckpointView>, ApiError> {
@@ -208,8 +208,7 @@ pub async fn create(
         Some(old) if old.defaults == decl.defaults && old.forked_from.is_none() => StatusCode::OK,
         Some(_) => {
             return Err(ApiError::new(
-                StatusCode::CONFLICT,
-                "thread_exists",
+                ErrorCode::ThreadExists,
                 format!("thread {key:?} exists with other defaults"),
             )
             .field("key"));
@@ -262,8 +261,7 @@ pub async fn fork(
     let a = agent(&state, &name)?;
     if !a.descriptor().sessions.fork {
         return Err(ApiError::new(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "fork_unsupported",
+            ErrorCode::ForkUnsupported,
             format!("the {} driver cannot fork sessions", a.provider),
         ));
     }
@@ -276,14 +274,7 @@ pub async fn fork(
         .key
         .unwrap_or_else(|| format!("thr-{}", uuid::Uuid::now_v7()));
     check_key("key", &key)?;
-    let taken = || {
-        ApiError::new(
-            StatusCode::CONFLICT,
-            "thread_exists",
-            format!("thread {key:?} exists"),
-        )
-        .field("key")
-    };
+    let taken = || ApiError::new(ErrorCode::ThreadExists, format!("thread {key:?} exists")).field("key");
     if view(&state, a, tenant.as_str(), &key).await?.is_some() {
         return Err(taken());
     }
@@ -323,8 +314,7 @@ pub async fn archive(
         || state.standbys.is_live(tenant.as_str(), &name, &key)
     {
         return Err(ApiError::new(
-            StatusCode::CONFLICT,
-            "thread_busy",
+            ErrorCode::ThreadBusy,
             "a run or a Standby is active on this thread",
         ));
     }

@@ -7,14 +7,13 @@ use std::sync::Arc;
 
 use axum::Json;
 use axum::extract::State;
-use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::AppState;
 use super::auth::Tenant;
-use super::error::ApiError;
+use super::error::{ApiError, ErrorCode};
 use super::extract::Query;
 use crate::store::{UsageKey, UsageQuery, UsageRow, UsageTotals};
 
@@ -171,8 +170,7 @@ pub async fn list(
         Some(t) if admin || t == tenant.as_str() => Some(t),
         Some(_) => {
             return Err(ApiError::new(
-                StatusCode::FORBIDDEN,
-                "forbidden",
+                ErrorCode::Forbidden,
                 "only an operator key reads another tenant's usage",
             ));
         }
@@ -222,7 +220,7 @@ mod tests {
             thread_key: "t/1".into(),
         };
         assert_eq!(parse_cursor(&cursor(&key)).unwrap(), key);
-        assert_eq!(parse_cursor("zz").unwrap_err().code, "invalid_request");
-        assert_eq!(parse_cursor("00").unwrap_err().code, "invalid_request");
+        assert_eq!(parse_cursor("zz").unwrap_err().code, ErrorCode::InvalidRequest);
+        assert_eq!(parse_cursor("00").unwrap_err().code, ErrorCode::InvalidRequest);
     }
 }

@@ -27,16 +27,11 @@ pub struct ErrorBody {
 #[derive(Debug, Clone, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ErrorDetail {
-    /// The stable machine code: `not_found` (404), `invalid_json` (400), `invalid_request` (422),
-    /// `unsupported_media_type` (415), `body_too_large` (413), `body_timeout` (408), `unreadable_body`
-    /// (400), `thread_busy` (409), `thread_exists` (409), `fork_unsupported` (422), `run_refused` (422),
-    /// `run_finished` (409), `run_cancelled` (409), `approval_resolved` (409), `approval_expired` (410),
-    /// `approval_unavailable` (410), `approval_kind_mismatch` (422), `message_unsupported` (422),
-    /// `messages_disabled` (403), `message_too_large` (413), `standby_closed` (410), `unauthorized` (401,
-    /// `WWW-Authenticate`), `rate_limited` (429, `Retry-After`), `too_many_runs` (429, `Retry-After`),
-    /// `shutting_down` (503, `Retry-After`), `store_unavailable` (503, `Retry-After`), `store_error`
-    /// (500); from the listener, before any route: `too_many_connections` (503, `Retry-After`).
-    pub code: String,
+    /// The stable machine code; each code has exactly one HTTP status (`ErrorCode::status`). From the
+    /// listener, before any route: `too_many_connections` (503), `malformed_request` (400),
+    /// `uri_too_long` (414), `headers_too_large` (431). A 5xx message is generic and names an error id
+    /// under which the service logged the cause.
+    pub code: super::error::ErrorCode,
     /// A human-readable message.
     pub message: String,
     /// The offending request field, when one is known.

@@ -85,6 +85,36 @@ fn run_colours_only_where_allowed_never_piped_and_never_with_no_color() {
     }
 }
 
+/// `run` without `--agent` runs the configuration's default agent (its first `[[agents]]` entry), the
+/// one `serve` treats as default: a file whose agents replace the built-in `reference` is runnable
+/// without naming one. Before, `run` asked for `reference` and failed: `unknown agent "reference";
+/// available: echo`.
+#[test]
+fn run_without_an_agent_runs_the_configs_first_agent() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("serve.toml");
+    std::fs::write(
+        &file,
+        "[[agents]]\nname = \"echo\"\nprovider = \"reference\"\n\n[[agents]]\nname = \"second\"\nprovider = \"reference\"\n",
+    )
+    .unwrap();
+    let out = bin()
+        .args(["run", "--config"])
+        .arg(&file)
+        .args(["--json", "hello default"])
+        .env_remove("AGENT_ADAPTOR_CONFIG")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let last: serde_json::Value = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .last()
+        .and_then(|l| serde_json::from_str(l).ok())
+        .expect("the last line is JSON");
+    assert_eq!(last["type"], "done");
+    assert_eq!(last["result"]["text"], "Reference reply: hello default");
+}
+
 #[test]
 fn without_a_terminal_approvals_follow_the_flags() {
     // Not a TTY: approvals are denied unless --approve-all.
@@ -134,6 +164,7 @@ mod registry {
     use agent_adaptor::testkit::claude_env::ClaudeEnv;
     use agent_adaptor::testkit::cli::{Cli, require};
     use agent_adaptor::testkit::mock::anthropic::{MockAnthropic, Reply, RequestLog, Script};
+    use agent_adaptor::testkit::mock::responses::{self, MockResponses};
     use serde_json::Value;
 
     fn echo(req: &RequestLog) -> Reply {
@@ -265,6 +296,89 @@ mod registry {
         .await;
         let last = done(&out);
         assert_eq!(last["result"]["text"], "mock model heard: hi there");
+    }
+
+    /// The Claude and Codex CLIs found on `PATH` (no configuration, no `AGENT_ADAPTOR_*_BIN`) are driven
+    /// by `run --agent claude` and `run --agent codex` without a terminal, each against its loopback mock
+    /// model. Without a terminal `run` auto-denies approvals, and only for the kinds the driver raises:
+    /// before, it set all three and Codex (which never raises a plan review) refused the run with "the
+    /// codex driver does not support AutoDeny for PlanReview requests".
+    #[tokio::test]
+    async fn run_drives_the_real_clis_found_on_path() {
+        let Some(claude) = require(Cli::Claude) else {
+            return;
+        };
+        let Some(codex) = require(Cli::Codex) else { return };
+        let dir = tempfile::tempdir().unwrap();
+        let on_path = dir.path().join("bin");
+        std::fs::create_dir_all(&on_path).unwrap();
+        std::os::unix::fs::symlink(&claude, on_path.join("claude")).unwrap();
+        std::os::unix::fs::symlink(&codex, on_path.join("codex")).unwrap();
+        let path = format!(
+            "{}:{}",
+            on_path.display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+
+        let anthropic = MockAnthropic::start(Script::from_fn(echo)).await.unwrap();
+        let env = ClaudeEnv::new(dir.path(), &anthropic.base_url()).unwrap();
+        let responses = MockResponses::start(responses::Script::new().otherwise(|log| {
+            let heard = log.last().and_then(|r| r.last_user_text()).unwrap_or_default();
+            responses::Reply::new().text(format!("mock responses heard: {}", heard.trim()))
+        }))
+        .await
+        .unwrap();
+        let home = env.home.to_string_lossy().into_owned();
+        let tmp = env.tmp.to_string_lossy().into_owned();
+        let anthropic_url = anthropic.base_url();
+        let responses_url = responses.base_url();
+        let vars = [
+            ("PATH", path.as_str()),
+            ("HOME", home.as_str()),
+            ("TMPDIR", tmp.as_str()),
+            ("ANTHROPIC_BASE_URL", anthropic_url.as_str()),
+            ("ANTHROPIC_API_KEY", "dummy-key"),
+            ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
+            ("CLAUDE_CODE_MAX_RETRIES", "0"),
+            ("AGENT_ADAPTOR_CODEX_BASE_URL", responses_url.as_str()),
+            ("AGENT_ADAPTOR_CODEX_API_KEY", "dummy-key"),
+        ];
+
+        let listed = agent_adaptor(&["agents"], &vars, &env.cwd).await;
+        let listed = String::from_utf8_lossy(&listed.stdout);
+        for name in ["claude", "codex"] {
+            assert!(
+                listed.lines().any(|l| l.starts_with(&format!("{name} "))
+                    && l.contains(&on_path.join(name).display().to_string())),
+                "{name} is found on PATH: {listed}"
+            );
+        }
+        let out = agent_adaptor(
+            &["run", "--agent", "claude", "--json", "hello claude"],
+            &vars,
+            &env.cwd,
+        )
+        .await;
+        assert_eq!(done(&out)["result"]["text"], "mock model heard: hello claude");
+        let out = agent_adaptor(
+            &[
+                "run",
+                "--agent",
+                "codex",
+                "--model",
+                "gpt-5.5",
+                "--json",
+                "hello codex",
+            ],
+            &vars,
+            &env.cwd,
+        )
+        .await;
+        assert_eq!(done(&out)["result"]["text"], "mock responses heard: hello codex");
+        assert!(
+            !responses.responses_requests().is_empty(),
+            "the real Codex CLI asked the mock"
+        );
     }
 
     /// Without the CLI, `agents` says how to point at one and `run --agent claude` fails with a usage

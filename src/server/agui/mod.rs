@@ -34,7 +34,7 @@ use super::AppState;
 use super::auth::Tenant;
 use super::body::parse;
 use super::config::BusyPolicy;
-use super::error::ApiError;
+use super::error::{ApiError, ErrorCode};
 use super::extract::{Path, RawBody};
 use super::runs::StartRun;
 use super::sse;
@@ -167,8 +167,7 @@ async fn run(
     {
         if state.config.busy_policy == BusyPolicy::Refuse {
             return Err(ApiError::new(
-                axum::http::StatusCode::CONFLICT,
-                "thread_busy",
+                ErrorCode::ThreadBusy,
                 "a Standby owns this thread: send through its standby route",
             ));
         }

@@ -158,7 +158,8 @@ async fn deliver(
             return Err(("interrupt_expired", format!("interrupt {:?} expired", req.id)));
         }
         Err(e) => {
-            let id = crate::server::error::log_store_failure("an interrupt's answer could not be stored", &e);
+            let id =
+                crate::server::error::log_internal_error("an interrupt's answer could not be stored", &e);
             return Err((
                 "store_unavailable",
                 format!("the answer could not be stored; retry (error id {id})"),

@@ -378,7 +378,7 @@ mod tests {
             "a:b:5\u{e9}",
         ] {
             let err = parse_cursor("after", bad).expect_err(bad);
-            assert_eq!(err.status.as_u16(), 422, "{bad:?}");
+            assert_eq!(err.status().as_u16(), 422, "{bad:?}");
         }
         let long = format!("{}:1", "r".repeat(513));
         assert!(parse_cursor("after", &long).is_err());

@@ -32,7 +32,7 @@ use super::AppState;
 use super::agents::AgentEntry;
 use super::auth::Tenant;
 use super::body::JsonBody;
-use super::error::ApiError;
+use super::error::{ApiError, ErrorCode};
 use super::limits::RunSlot;
 use super::recovery;
 use super::rest::{EventsQuery, MessageBody, find_agent};
@@ -289,7 +289,7 @@ fn admit(
             .count();
         if open >= max as usize {
             return Err(ApiError::too_many(
-                "too_many_standbys",
+                ErrorCode::TooManyStandbys,
                 format!("{max} Standby(s) already open for this tenant (max_standbys)"),
                 1,
             ));

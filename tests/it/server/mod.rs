@@ -14,6 +14,7 @@ mod connections;
 mod cors;
 mod docker;
 mod durable;
+mod error_codes;
 mod histograms;
 mod inspect;
 mod inspect_cli;

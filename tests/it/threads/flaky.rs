@@ -1,5 +1,5 @@
-//! A store wrapper that fails chosen operations on demand (lease renewal and release, finalize, event
-//! appends), counts lease acquisitions and can hold event appends (a slow store).
+//! A store wrapper that fails chosen operations on demand (thread resolution, lease renewal and release,
+//! finalize, event appends), counts lease acquisitions and can hold event appends (a slow store).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -25,6 +25,8 @@ pub struct Flaky {
     pub fail_release: AtomicBool,
     /// A run's event reads fail (`Unavailable`) while set.
     pub fail_reads: AtomicBool,
+    /// Thread resolutions (`resolve`: checkpoints, thread lookups) fail (`Unavailable`) while set.
+    pub fail_resolve: AtomicBool,
 }
 
 impl Flaky {
@@ -38,6 +40,7 @@ impl Flaky {
             acquires: AtomicU32::new(0),
             fail_release: AtomicBool::new(false),
             fail_reads: AtomicBool::new(false),
+            fail_resolve: AtomicBool::new(false),
         })
     }
 }
@@ -54,6 +57,9 @@ impl ThreadStore for Flaky {
         "flaky"
     }
     async fn resolve(&self, q: &Query) -> StoreResult<Option<Record>> {
+        if self.fail_resolve.load(Ordering::SeqCst) {
+            return Err(down());
+        }
         self.inner.resolve(q).await
     }
     async fn acquire_lease(&self, t: &str, o: &str, ttl: Duration) -> StoreResult<Lease> {
