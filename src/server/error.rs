@@ -94,6 +94,17 @@ impl ApiError {
         e
     }
 
+    /// 503 `capacity_exhausted`: `max` runs are admitted across tenants; `Retry-After: 5`.
+    pub fn capacity_exhausted(max: usize) -> Self {
+        let mut e = ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "capacity_exhausted",
+            format!("this replica runs {max} run(s) already (max_active); retry later"),
+        );
+        e.retry_after = Some(5);
+        e
+    }
+
     /// A store failure: unavailable -> 503, otherwise 500.
     pub fn store(e: StoreError) -> Self {
         match e {
