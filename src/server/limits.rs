@@ -421,7 +421,10 @@ mod tests {
         let b = l.acquire_run("b").unwrap();
         assert!(l.is_full());
         let e = l.acquire_run("c").unwrap_err();
-        assert_eq!((e.status.as_u16(), e.code, e.retry_after), (503, "capacity_exhausted", Some(5)));
+        assert_eq!(
+            (e.status.as_u16(), e.code, e.retry_after),
+            (503, "capacity_exhausted", Some(5))
+        );
         assert_eq!(l.acquire_run("a").unwrap_err().code, "too_many_runs");
         assert_eq!(l.refused(), 1);
         drop(a);

@@ -602,7 +602,10 @@ impl RunningServer {
                         details.clone(),
                     );
                 }
-                tracing::warn!(runs = live.len(), "drain: interrupted the runs left at the grace period's end");
+                tracing::warn!(
+                    runs = live.len(),
+                    "drain: interrupted the runs left at the grace period's end"
+                );
                 // Their terminal events are recorded and published before the shutdown ends the streams.
                 let ended = tokio::time::Instant::now() + self.state.config.shutdown_grace;
                 while !self.state.runs.live().is_empty() && tokio::time::Instant::now() < ended {

@@ -654,8 +654,7 @@ pub fn outcome_state(outcome: &RunOutcome) -> (RunState, Option<Value>, Option<V
         Err(e) => {
             let info = e.info();
             let interrupted = e.reason() == Some(FailureReason::InfrastructureError)
-                && info.details.get("code").and_then(Value::as_str)
-                    == Some(super::recovery::RUN_INTERRUPTED);
+                && info.details.get("code").and_then(Value::as_str) == Some(super::recovery::RUN_INTERRUPTED);
             let state = if e.reason() == Some(FailureReason::Cancelled) {
                 RunState::Cancelled
             } else if interrupted {

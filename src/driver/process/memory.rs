@@ -47,7 +47,9 @@ pub fn max_kept_for(available: Option<u64>) -> usize {
 /// the kept processes, at least 1; [`FALLBACK_MAX_ACTIVE`] when unknown.
 pub fn max_active_for(available: Option<u64>, max_kept: usize) -> usize {
     match available {
-        Some(bytes) => ((bytes / PER_ACTIVE_RUN) as usize).saturating_sub(max_kept).max(1),
+        Some(bytes) => ((bytes / PER_ACTIVE_RUN) as usize)
+            .saturating_sub(max_kept)
+            .max(1),
         None => FALLBACK_MAX_ACTIVE,
     }
 }

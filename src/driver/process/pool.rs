@@ -334,7 +334,9 @@ impl<T: Pooled> ProcessPool<T> {
                 .collect();
             keys.into_iter()
                 .filter_map(|k| match slots.remove(&k) {
-                    Some(Slot::Idle { value, generation, .. }) => {
+                    Some(Slot::Idle {
+                        value, generation, ..
+                    }) => {
                         self.inner.limit.forget(self.inner.id, generation);
                         Some(value)
                     }

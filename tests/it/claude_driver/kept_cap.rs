@@ -119,7 +119,11 @@ async fn kept_cap_more_cold_threads_than_the_cap_leave_at_most_the_cap_and_evict
     let events = drain(&stream).await;
     let r = stream.result().await.unwrap();
     assert_eq!(spawned(&events).len(), 1, "a fresh process");
-    assert!(r.text.ends_with("what word?"), "the conversation continued: {}", r.text);
+    assert!(
+        r.text.ends_with("what word?"),
+        "the conversation continued: {}",
+        r.text
+    );
     let last = cl.requests().pop().expect("a model request");
     assert!(
         last.all_texts().iter().any(|t| t.contains("remember WORD0")),

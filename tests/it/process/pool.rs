@@ -246,7 +246,10 @@ async fn a_shared_kept_limit_evicts_the_least_recently_kept_process_of_any_pool(
     let (v, lease, _) = take(&a, &registry, "t3", "s", false).await;
     assert!(lease.release(v, true).await.is_none());
     assert_eq!((limit.kept(), limit.evictions()), (2, 1));
-    assert!(!group_exists(second as i32), "the least recently kept process is gone");
+    assert!(
+        !group_exists(second as i32),
+        "the least recently kept process is gone"
+    );
     assert!(group_exists(oldest as i32), "t1 was used since");
     assert_eq!((a.idle_count(), b.idle_count()), (2, 0));
     assert_eq!(registry.live_count(), 2);

@@ -78,11 +78,22 @@ async fn capacity_max_active_answers_503_across_tenants_and_readyz_is_not_ready_
     };
     let server = Server::start(config).await.unwrap();
     let base = server.url();
-    assert_eq!(client().get(format!("{base}/readyz")).send().await.unwrap().status(), 200);
+    assert_eq!(
+        client()
+            .get(format!("{base}/readyz"))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
     assert_eq!(metric(&base, "agent_adaptor_max_active_runs").await, Some(2.0));
     assert_eq!(metric(&base, "agent_adaptor_kept_processes_max").await, Some(3.0));
     assert_eq!(metric(&base, "agent_adaptor_kept_processes").await, Some(0.0));
-    assert_eq!(metric(&base, "agent_adaptor_kept_evictions_total").await, Some(0.0));
+    assert_eq!(
+        metric(&base, "agent_adaptor_kept_evictions_total").await,
+        Some(0.0)
+    );
 
     let a = parked_run(&base, KEY_A).await;
     // An open Standby of B holds the second slot: the replica is full.
@@ -99,10 +110,14 @@ async fn capacity_max_active_answers_503_across_tenants_and_readyz_is_not_ready_
 
     // A is at its own limit: its 429 comes first.
     let (status, code, _) = error_code(
-        post(format!("{base}/v1/agents/reference/runs"), KEY_A, json!({"prompt": "hi"}))
-            .send()
-            .await
-            .unwrap(),
+        post(
+            format!("{base}/v1/agents/reference/runs"),
+            KEY_A,
+            json!({"prompt": "hi"}),
+        )
+        .send()
+        .await
+        .unwrap(),
     )
     .await;
     assert_eq!((status, code.as_str()), (429, "too_many_runs"));
@@ -121,12 +136,19 @@ async fn capacity_max_active_answers_503_across_tenants_and_readyz_is_not_ready_
             .get("retry-after")
             .map(|v| v.to_str().unwrap().to_owned());
         let (status, code, body) = error_code(resp).await;
-        assert_eq!((status, code.as_str()), (503, "capacity_exhausted"), "{path}: {body}");
+        assert_eq!(
+            (status, code.as_str()),
+            (503, "capacity_exhausted"),
+            "{path}: {body}"
+        );
         assert_eq!(retry.as_deref(), Some("5"), "{path}");
     }
     let (status, code, _) = error_code(client().get(format!("{base}/readyz")).send().await.unwrap()).await;
     assert_eq!((status, code.as_str()), (503, "capacity_exhausted"));
-    assert_eq!(metric(&base, "agent_adaptor_capacity_refused_total").await, Some(3.0));
+    assert_eq!(
+        metric(&base, "agent_adaptor_capacity_refused_total").await,
+        Some(3.0)
+    );
 
     // Ending A's run frees a slot: ready again, and B runs.
     let cancel = as_key(reqwest::Method::POST, format!("{base}/v1/runs/{a}/cancel"), KEY_A)
@@ -135,13 +157,24 @@ async fn capacity_max_active_answers_503_across_tenants_and_readyz_is_not_ready_
         .unwrap();
     assert!(cancel.status().is_success());
     eventually(|| async {
-        (client().get(format!("{base}/readyz")).send().await.unwrap().status() == 200).then_some(())
+        (client()
+            .get(format!("{base}/readyz"))
+            .send()
+            .await
+            .unwrap()
+            .status()
+            == 200)
+            .then_some(())
     })
     .await;
-    let resp = post(format!("{base}/v1/agents/reference/runs"), KEY_B, json!({"prompt": "hi"}))
-        .send()
-        .await
-        .unwrap();
+    let resp = post(
+        format!("{base}/v1/agents/reference/runs"),
+        KEY_B,
+        json!({"prompt": "hi"}),
+    )
+    .send()
+    .await
+    .unwrap();
     assert_eq!(resp.status(), 201);
     server.shutdown().await.unwrap();
 }
@@ -230,13 +263,19 @@ async fn capacity_sigterm_drains_finishes_short_runs_and_interrupts_the_rest() {
 
     sigterm(&child);
     eventually(|| async {
-        (client().get(format!("{base}/readyz")).send().await.unwrap().status() == 503).then_some(())
+        (client()
+            .get(format!("{base}/readyz"))
+            .send()
+            .await
+            .unwrap()
+            .status()
+            == 503)
+            .then_some(())
     })
     .await;
-    let (status, code, _) = error_code(
-        super::post_json(&base, "/v1/agents/reference/runs", json!({"prompt": "new"})).await,
-    )
-    .await;
+    let (status, code, _) =
+        error_code(super::post_json(&base, "/v1/agents/reference/runs", json!({"prompt": "new"})).await)
+            .await;
     assert_eq!((status, code.as_str()), (503, "shutting_down"));
 
     let (short_done, short_notices) = done_of(&short_sse.await.unwrap());
@@ -262,7 +301,10 @@ async fn capacity_sigterm_drains_finishes_short_runs_and_interrupts_the_rest() {
     let base = listening_url(&mut BufReader::new(child.stdout.take().unwrap()));
     let long_view = super::state(&base, &super::run_id(&long)).await;
     assert_eq!(long_view["state"], "interrupted", "{long_view}");
-    assert_eq!(long_view["error"]["details"]["drain_grace_ms"], 3000, "{long_view}");
+    assert_eq!(
+        long_view["error"]["details"]["drain_grace_ms"], 3000,
+        "{long_view}"
+    );
     let short_view = super::state(&base, &super::run_id(&short)).await;
     assert_eq!(short_view["state"], "succeeded", "{short_view}");
     let next = super::start_run(
@@ -271,7 +313,13 @@ async fn capacity_sigterm_drains_finishes_short_runs_and_interrupts_the_rest() {
         json!({"prompt": "again"}),
     )
     .await;
-    assert_eq!(super::finished_state(&base, &super::run_id(&next)).await["state"], "succeeded");
+    assert_eq!(
+        super::finished_state(&base, &super::run_id(&next)).await["state"],
+        "succeeded"
+    );
     sigterm(&child);
-    tokio::task::spawn_blocking(move || child.wait()).await.unwrap().unwrap();
+    tokio::task::spawn_blocking(move || child.wait())
+        .await
+        .unwrap()
+        .unwrap();
 }
