@@ -4,7 +4,8 @@
 //! the built-in `reference` agent plus one agent per supported CLI found on `PATH`. It prints exactly one
 //! line to stdout, `agent-adaptor listening on http://<addr>`; everything else goes to stderr. `--config`
 //! (or `AGENT_ADAPTOR_CONFIG`) reads a TOML file ([`FileConfig`](agent_adaptor::server::FileConfig)); flags override it. SIGINT or
-//! SIGTERM shut it down gracefully; the exit code is 0 for a clean shutdown, 1 otherwise. SIGHUP re-reads
+//! SIGTERM drain it (new runs refused, active ones given `--drain-grace`, the rest interrupted), then
+//! shut it down gracefully; the exit code is 0 for a clean shutdown, 1 otherwise. SIGHUP re-reads
 //! the configuration (file and environment) and replaces the tenants, their keys and their limits without
 //! dropping a connection; a configuration that does not load leaves the running one in place.
 
@@ -55,6 +56,10 @@ pub struct ServeArgs {
     /// Seconds graceful shutdown waits for runs (default 10).
     #[arg(long)]
     shutdown_grace_secs: Option<u64>,
+    /// Seconds SIGTERM lets active runs finish (new runs refused, `/readyz` 503) before it interrupts
+    /// the rest (default 30).
+    #[arg(long, env = "AGENT_ADAPTOR_DRAIN_GRACE")]
+    drain_grace: Option<u64>,
     /// Unauthenticated requests per second per client IP (dev mode, failed authentication); off by default.
     #[arg(long, env = "AGENT_ADAPTOR_IP_RATE_LIMIT")]
     ip_rate_limit: Option<f64>,
@@ -153,6 +158,9 @@ fn config(args: &ServeArgs) -> Result<ServerConfig, String> {
     }
     if let Some(s) = args.shutdown_grace_secs {
         config.shutdown_grace = Duration::from_secs(s);
+    }
+    if let Some(s) = args.drain_grace {
+        config.drain_grace = Duration::from_secs(s);
     }
     if let Some(r) = args.ip_rate_limit {
         config.ip_limits.requests_per_second = Some(r);

@@ -190,6 +190,10 @@ pub struct ServerConfig {
     pub prices: Vec<super::metering::Price>,
     /// Budgets that refuse and stop runs (`[[budgets]]`).
     pub budgets: Vec<super::budget::BudgetSpec>,
+    /// The caps on kept CLI processes and admitted runs (`[processes]`; unset: from `MemAvailable`).
+    pub processes: super::capacity::Processes,
+    /// How long a drain (SIGTERM) lets active runs finish before it interrupts them.
+    pub drain_grace: Duration,
 }
 
 impl Default for ServerConfig {
@@ -219,6 +223,8 @@ impl Default for ServerConfig {
             live_window: crate::server::runlog::LIVE_WINDOW,
             prices: Vec::new(),
             budgets: Vec::new(),
+            processes: super::capacity::Processes::default(),
+            drain_grace: Duration::from_secs(30),
         }
     }
 }

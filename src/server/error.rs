@@ -24,7 +24,7 @@ pub fn log_internal_error(what: &str, error: &dyn std::fmt::Display) -> String {
     id
 }
 
-/// The client's message for a 5xx `code` whose cause is `cause`: the cause is logged under an error id,
+/// The client's message for a fault `code` ([`ErrorCode::is_fault`]) whose cause is `cause`: the cause is logged under an error id,
 /// the message is the code's generic text and the id.
 fn internal_message(code: ErrorCode, cause: &str) -> String {
     let id = log_internal_error(code.generic_message(), &cause);
@@ -52,7 +52,7 @@ impl ApiError {
     /// cause: it is logged under an error id and the client gets the code's generic message and the id.
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
         let message = message.into();
-        let message = if code.status().is_server_error() {
+        let message = if code.is_fault() {
             internal_message(code, &message)
         } else {
             message
@@ -118,6 +118,16 @@ impl ApiError {
     /// 500 `internal_error`: `what` failed with `cause` (logged; the client gets an error id).
     pub fn internal(what: &str, cause: &dyn std::fmt::Display) -> Self {
         ApiError::new(ErrorCode::InternalError, format!("{what}: {cause}"))
+    }
+
+    /// 503 `capacity_exhausted`: `max` runs are admitted across tenants; `Retry-After: 5`.
+    pub fn capacity_exhausted(max: usize) -> Self {
+        let mut e = ApiError::new(
+            ErrorCode::CapacityExhausted,
+            format!("this replica runs {max} run(s) already (max_active); retry later"),
+        );
+        e.retry_after = Some(5);
+        e
     }
 
     /// A store failure: unavailable -> 503, otherwise 500; the store's own text (SQL, table and index

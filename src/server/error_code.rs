@@ -117,11 +117,24 @@ error_codes! {
     StoreUnavailable = ("store_unavailable", SERVICE_UNAVAILABLE),
     /// The service is shutting down (`Retry-After`).
     ShuttingDown = ("shutting_down", SERVICE_UNAVAILABLE),
+    /// 503: the replica admits `max_active` runs already (`Retry-After: 5`); another replica may have room.
+    CapacityExhausted = ("capacity_exhausted", SERVICE_UNAVAILABLE),
     /// The listener has `max_connections` (or `max_connections_per_ip`) open (`Retry-After`).
     TooManyConnections = ("too_many_connections", SERVICE_UNAVAILABLE),
 }
 
 impl ErrorCode {
+    /// Whether an answer with this code is the service's own fault, whose message would carry internals:
+    /// then the message is logged under an error id and the client gets [`ErrorCode::generic_message`].
+    /// The 503 refusals a healthy service gives under load or at shutdown (`shutting_down`,
+    /// `too_many_connections`, `capacity_exhausted`) are not faults: their message is the client's.
+    pub const fn is_fault(self) -> bool {
+        matches!(
+            self,
+            ErrorCode::InternalError | ErrorCode::StoreError | ErrorCode::StoreUnavailable
+        )
+    }
+
     /// What a client is told of a 5xx with this code; the cause goes to the log under an error id.
     pub const fn generic_message(self) -> &'static str {
         match self {

@@ -252,6 +252,12 @@ pub struct FileConfig {
     /// Budgets (`[[budgets]]`: per, tenant, agent, period, max_tokens, max_cost_usd).
     #[serde(default)]
     pub budgets: Vec<super::budget::BudgetSpec>,
+    /// Caps on kept CLI processes and admitted runs (`[processes]`: max_kept, max_active).
+    #[serde(default)]
+    pub processes: Option<super::capacity::Processes>,
+    /// How long a drain (SIGTERM) lets active runs finish before interrupting them (default `30s`).
+    #[serde(default)]
+    pub drain_grace: Option<HumanDuration>,
 }
 
 impl FileConfig {
@@ -351,6 +357,13 @@ impl FileConfig {
         }
         if !self.budgets.is_empty() {
             base.budgets = self.budgets;
+        }
+        if let Some(v) = self.processes {
+            v.validate().map_err(|(field, m)| invalid(field, m))?;
+            base.processes = v;
+        }
+        if let Some(v) = self.drain_grace {
+            base.drain_grace = v.0;
         }
         if let Some(v) = self.limits {
             v.validate().map_err(|m| invalid("limits", m))?;

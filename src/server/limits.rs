@@ -6,8 +6,11 @@
 //! refilled at `requests_per_second`), [`Limiter::acquire_run`] hands out a [`RunSlot`] that the run holds
 //! until its pump finishes (parked runs count: they hold a child process). A slot also carries its
 //! run's log budget ([`RunBudget`]: `max_run_events`, `max_run_log_bytes`), which the pump charges.
+//! Across tenants, [`Limiter::with_max_active`] bounds the slots held at once (`[processes]
+//! max_active`): past it a run is refused `503 capacity_exhausted`, after the tenant's own `429`.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Instant;
 
@@ -99,6 +102,10 @@ pub struct Limiter {
     per_tenant: RwLock<HashMap<String, Limits>>,
     buckets: Mutex<HashMap<String, Bucket>>,
     active: Mutex<HashMap<String, u32>>,
+    /// Slots held at once across tenants (`None`: unbounded).
+    max_active: Option<usize>,
+    /// Runs refused for capacity.
+    refused: AtomicU64,
 }
 
 impl Limiter {
@@ -116,6 +123,33 @@ impl Limiter {
             .iter()
             .map(|t| (t.name.clone(), defaults.overlay(&t.limits)))
             .collect()
+    }
+
+    /// Bounds the slots held at once across tenants to `max` (at least 1).
+    pub fn with_max_active(mut self, max: usize) -> Self {
+        self.max_active = Some(max.max(1));
+        self
+    }
+
+    /// The bound on slots across tenants (`None`: unbounded).
+    pub fn max_active(&self) -> Option<usize> {
+        self.max_active
+    }
+
+    /// Slots held now across tenants.
+    pub fn total_active(&self) -> usize {
+        let active = self.active.lock().unwrap_or_else(|p| p.into_inner());
+        active.values().map(|n| *n as usize).sum()
+    }
+
+    /// True when every slot across tenants is held (`/readyz` answers 503).
+    pub fn is_full(&self) -> bool {
+        self.max_active.is_some_and(|max| self.total_active() >= max)
+    }
+
+    /// Runs refused `503 capacity_exhausted` so far.
+    pub fn refused(&self) -> u64 {
+        self.refused.load(Ordering::Relaxed)
     }
 
     /// Replaces the per-tenant overrides (a reload). Buckets and active-run counts are kept: a tenant
@@ -163,14 +197,15 @@ impl Limiter {
         ))
     }
 
-    /// Admits one more active run of `tenant`; `429 too_many_runs` at the limit. The slot is released
-    /// when the returned [`RunSlot`] drops.
+    /// Admits one more active run of `tenant`; `429 too_many_runs` at the tenant's limit, then
+    /// `503 capacity_exhausted` when the process holds `max_active` slots. The slot is released when
+    /// the returned [`RunSlot`] drops.
     pub fn acquire_run(self: &Arc<Self>, tenant: &str) -> Result<RunSlot, ApiError> {
         let max = self.limits_of(tenant).max_concurrent_runs;
         let mut active = self.active.lock().unwrap_or_else(|p| p.into_inner());
-        let n = active.entry(tenant.to_owned()).or_insert(0);
+        let mine = active.get(tenant).copied().unwrap_or(0);
         if let Some(max) = max
-            && *n >= max
+            && mine >= max
         {
             return Err(ApiError::too_many(
                 ErrorCode::TooManyRuns,
@@ -178,7 +213,14 @@ impl Limiter {
                 1,
             ));
         }
-        *n += 1;
+        if let Some(cap) = self.max_active {
+            let total: usize = active.values().map(|n| *n as usize).sum();
+            if total >= cap {
+                self.refused.fetch_add(1, Ordering::Relaxed);
+                return Err(ApiError::capacity_exhausted(cap));
+            }
+        }
+        *active.entry(tenant.to_owned()).or_insert(0) += 1;
         Ok(RunSlot {
             limiter: self.clone(),
             tenant: tenant.to_owned(),
@@ -360,5 +402,34 @@ mod tests {
         assert!(l.acquire_run("big").is_err());
         drop(held);
         assert_eq!(l.active_runs("big"), 0);
+    }
+
+    #[test]
+    fn max_active_refuses_across_tenants_after_the_tenants_own_limit() {
+        let l = Arc::new(
+            Limiter::new(
+                Limits {
+                    max_concurrent_runs: Some(1),
+                    ..Default::default()
+                },
+                &[],
+            )
+            .with_max_active(2),
+        );
+        let a = l.acquire_run("a").unwrap();
+        assert_eq!(l.acquire_run("a").unwrap_err().code, "too_many_runs", "429 first");
+        let b = l.acquire_run("b").unwrap();
+        assert!(l.is_full());
+        let e = l.acquire_run("c").unwrap_err();
+        assert_eq!(
+            (e.status.as_u16(), e.code, e.retry_after),
+            (503, "capacity_exhausted", Some(5))
+        );
+        assert_eq!(l.acquire_run("a").unwrap_err().code, "too_many_runs");
+        assert_eq!(l.refused(), 1);
+        drop(a);
+        assert!(!l.is_full());
+        assert!(l.acquire_run("c").is_ok());
+        drop(b);
     }
 }

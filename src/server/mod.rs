@@ -7,7 +7,8 @@
 //! | `file` | the TOML configuration file (`serve --config`) |
 //! | `histograms` | latency histograms for `/metrics` (requests, time to first event, run duration) |
 //! | `auth` | tenants, hashed API keys, the [`Tenant`] extractor and the `/v1` guard (401, rate limit) |
-//! | `limits` | per-tenant limits: concurrent runs and request rate (429 + `Retry-After`) |
+//! | `limits` | per-tenant limits: concurrent runs and request rate (429 + `Retry-After`); `max_active` (503) |
+//! | `capacity` | `[processes]`: the kept-process cap and the admission limit, their metrics |
 //! | `ip_limits` | per-client-IP request rate of unauthenticated traffic, in a bounded table |
 //! | `proxies` | trusted proxies: the client address from `X-Forwarded-For`, only from configured peers |
 //! | `connections` | connection limits (timeouts, global and per-IP bounds) and the table enforcing them |
@@ -44,6 +45,7 @@ mod agui;
 pub mod auth;
 mod body;
 pub mod budget;
+pub mod capacity;
 pub mod config;
 mod conn_io;
 pub mod connections;
@@ -84,6 +86,7 @@ pub mod views;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
@@ -169,6 +172,8 @@ pub struct AppState {
     pub standbys: Standbys,
     /// Fires when shutdown begins.
     pub shutdown: CancellationToken,
+    /// Fires when a drain begins (SIGTERM): new runs are refused, active ones may finish.
+    pub draining: CancellationToken,
     /// The API keys and their tenants.
     pub auth: Auth,
     /// The per-tenant limits.
@@ -188,6 +193,11 @@ impl std::fmt::Debug for AppState {
 }
 
 impl AppState {
+    /// True once a drain or the shutdown began: new runs answer `503 shutting_down`.
+    pub fn refuses_runs(&self) -> bool {
+        self.shutdown.is_cancelled() || self.draining.is_cancelled()
+    }
+
     /// Replaces the tenants, their API keys and their limits while serving (what SIGHUP does in
     /// `agent-adaptor serve`): new requests authenticate against the new table; open connections, SSE
     /// streams and running runs go on. Refused — the old table stays — when the tenants are invalid,
@@ -433,6 +443,10 @@ fn checked(config: &ServerConfig) -> Result<Auth, ServerError> {
         l.validate().map_err(ServerError::Config)?;
     }
     config.ip_limits.validate().map_err(ServerError::Config)?;
+    config
+        .processes
+        .validate()
+        .map_err(|(field, m)| ServerError::Config(format!("{field}: {m}")))?;
     ranges::check_config(config).map_err(|e| ServerError::Config(e.to_string()))?;
     if !auth.enabled() && !config.bind.ip().is_loopback() && !config.allow_remote_without_auth {
         return Err(ServerError::InsecureBind(config.bind));
@@ -469,7 +483,9 @@ impl Server {
         auth: Auth,
         host: HostResources,
     ) -> Result<RunningServer, ServerError> {
-        let limits = Arc::new(Limiter::new(config.limits, &config.tenants));
+        let (max_kept, max_active) = config.processes.resolve();
+        tracing::debug!(max_kept, max_active, "capacity");
+        let limits = Arc::new(Limiter::new(config.limits, &config.tenants).with_max_active(max_active));
         let agents = agents::build(&config, &store, host)?;
         let shutdown = CancellationToken::new();
         recover_at_start(&store, &config.owner).await;
@@ -507,6 +523,7 @@ impl Server {
             declared,
             standbys: Standbys::default(),
             shutdown,
+            draining: CancellationToken::new(),
             auth,
             limits,
             ip_limits: IpLimiter::new(config_ip_limits),
@@ -553,6 +570,55 @@ impl RunningServer {
         &self.state
     }
 
+    /// Drains (what SIGTERM does in `serve`): new runs are refused (`503 shutting_down`, `/readyz` 503)
+    /// while the runs already admitted go on for at most `grace`; a run still going then is
+    /// interrupted: it ends `interrupted`, with an `infrastructure_error` terminal whose
+    /// `details.code` is `run_interrupted`, and its lease is released as it ends. Returns how many runs
+    /// were interrupted. Connections, SSE streams and reads keep being served; [`shutdown`](Self::shutdown)
+    /// follows.
+    pub async fn drain(&self, grace: Duration) -> usize {
+        self.state.draining.cancel();
+        let deadline = tokio::time::Instant::now() + grace;
+        loop {
+            let live = self.state.runs.live();
+            if live.is_empty() {
+                return 0;
+            }
+            if tokio::time::Instant::now() >= deadline {
+                let mut details = crate::driver::JsonMap::new();
+                details.insert("code".into(), recovery::RUN_INTERRUPTED.into());
+                details.insert("drain_grace_ms".into(), (grace.as_millis() as u64).into());
+                let message = "the service is stopping and the run did not finish within the drain grace \
+                               period; the run was interrupted";
+                for run in &live {
+                    // The log says why in an event of its own: the exposure policy keeps only the
+                    // code, reason and message of the terminal's error, not its details.
+                    let notice = crate::driver::Notice::new(crate::driver::notice_kind::LIFECYCLE, message)
+                        .with_meta("code", recovery::RUN_INTERRUPTED)
+                        .with_data("reason", "infrastructure_error")
+                        .with_data("drain_grace_ms", grace.as_millis() as u64);
+                    run.stream.notice(notice);
+                    run.stream.fail(
+                        crate::runtime::FailureReason::InfrastructureError,
+                        message,
+                        details.clone(),
+                    );
+                }
+                tracing::warn!(
+                    runs = live.len(),
+                    "drain: interrupted the runs left at the grace period's end"
+                );
+                // Their terminal events are recorded and published before the shutdown ends the streams.
+                let ended = tokio::time::Instant::now() + self.state.config.shutdown_grace;
+                while !self.state.runs.live().is_empty() && tokio::time::Instant::now() < ended {
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+                return live.len();
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
     /// Graceful shutdown: stop accepting, end SSE streams with a terminal event, cancel every run, wait for
     /// them within the grace period, close the agents (reaping children). `Err(Undrained)` when runs were
     /// still going at the deadline.
@@ -589,9 +655,10 @@ impl RunningServer {
         self.state.reload_tenants(tenants)
     }
 
-    /// Serves until `signal` resolves, then shuts down gracefully.
+    /// Serves until `signal` resolves, then drains (for `drain_grace`) and shuts down gracefully.
     pub async fn run_until(self, signal: impl std::future::Future<Output = ()>) -> Result<(), ServerError> {
         signal.await;
+        self.drain(self.state.config.drain_grace).await;
         self.shutdown().await
     }
 }

@@ -245,6 +245,12 @@ pub fn check_config(config: &ServerConfig) -> Result<(), ConfigRangeError> {
         MAX_SHUTDOWN_GRACE,
     )?;
     duration(
+        "drain_grace",
+        config.drain_grace,
+        Duration::ZERO,
+        MAX_SHUTDOWN_GRACE,
+    )?;
+    duration(
         "approval_timeout",
         config.approval_timeout,
         MS,

@@ -43,11 +43,16 @@ pub async fn healthz() -> Json<Health> {
     })
 }
 
-/// `GET /readyz`: the store answers.
-#[utoipa::path(get, path = "/readyz", tag = "health", responses((status = 200, description = "The store answers", body = crate::server::views::Health), (status = 503, description = "Shutting down or store unavailable (`Retry-After`)", body = crate::server::views::ErrorBody)))]
+/// `GET /readyz`: the store answers and the replica takes runs.
+#[utoipa::path(get, path = "/readyz", tag = "health", responses((status = 200, description = "The store answers and the replica takes runs", body = crate::server::views::Health), (status = 503, description = "shutting_down (draining or stopping), capacity_exhausted (`max_active` runs admitted) or store_unavailable (`Retry-After`)", body = crate::server::views::ErrorBody)))]
 pub async fn readyz(State(state): State<Arc<AppState>>) -> Result<Json<Health>, ApiError> {
-    if state.shutdown.is_cancelled() {
+    if state.refuses_runs() {
         return Err(ApiError::shutting_down());
+    }
+    if state.limits.is_full() {
+        return Err(ApiError::capacity_exhausted(
+            state.limits.max_active().unwrap_or_default(),
+        ));
     }
     state
         .store
@@ -238,7 +243,7 @@ async fn start(
     key: Option<String>,
     body: StartRunBody,
 ) -> Result<Response, ApiError> {
-    if state.shutdown.is_cancelled() {
+    if state.refuses_runs() {
         return Err(ApiError::shutting_down());
     }
     let a = state
@@ -293,7 +298,7 @@ async fn start(
 }
 
 /// `POST /v1/agents/{agent}/runs`: a stateless run.
-#[utoipa::path(post, path = "/v1/agents/{agent}/runs", tag = "runs", params(("agent" = String, Path, description = "The agent name")), request_body = StartRunBody, responses((status = 201, description = "The run started", body = crate::server::views::RunView, headers(("Location" = String, description = "The run's path, `/v1/runs/{run_id}`"))), (status = 400, description = "invalid_json", body = crate::server::views::ErrorBody), (status = 402, description = "budget_exceeded: a budget of the tenant, agent or thread is spent (`[[budgets]]`)", body = crate::server::views::ErrorBody), (status = 403, description = "resource_not_allowed: the request adds a resource (MCP server, workspace, service) the agent's `allow_request` does not allow", body = crate::server::views::ErrorBody), (status = 404, description = "Unknown agent, run or thread", body = crate::server::views::ErrorBody), (status = 415, description = "unsupported_media_type", body = crate::server::views::ErrorBody), (status = 422, description = "invalid_request", body = crate::server::views::ErrorBody), (status = 503, description = "shutting_down", body = crate::server::views::ErrorBody)))]
+#[utoipa::path(post, path = "/v1/agents/{agent}/runs", tag = "runs", params(("agent" = String, Path, description = "The agent name")), request_body = StartRunBody, responses((status = 201, description = "The run started", body = crate::server::views::RunView, headers(("Location" = String, description = "The run's path, `/v1/runs/{run_id}`"))), (status = 400, description = "invalid_json", body = crate::server::views::ErrorBody), (status = 402, description = "budget_exceeded: a budget of the tenant, agent or thread is spent (`[[budgets]]`)", body = crate::server::views::ErrorBody), (status = 403, description = "resource_not_allowed: the request adds a resource (MCP server, workspace, service) the agent's `allow_request` does not allow", body = crate::server::views::ErrorBody), (status = 404, description = "Unknown agent, run or thread", body = crate::server::views::ErrorBody), (status = 415, description = "unsupported_media_type", body = crate::server::views::ErrorBody), (status = 422, description = "invalid_request", body = crate::server::views::ErrorBody), (status = 503, description = "shutting_down (draining or stopping) or capacity_exhausted (the replica admits `max_active` runs; `Retry-After: 5`)", body = crate::server::views::ErrorBody)))]
 pub async fn start_stateless(
     State(state): State<Arc<AppState>>,
     tenant: Tenant,
@@ -304,7 +309,7 @@ pub async fn start_stateless(
 }
 
 /// `POST /v1/agents/{agent}/threads/{key}/runs`: a run on a thread.
-#[utoipa::path(post, path = "/v1/agents/{agent}/threads/{key}/runs", tag = "runs", params(("agent" = String, Path, description = "The agent name"), ("key" = String, Path, description = "The thread key (1 to 512 bytes)")), request_body = StartRunBody, responses((status = 201, description = "The run started on the thread", body = crate::server::views::RunView, headers(("Location" = String, description = "The run's path, `/v1/runs/{run_id}`"))), (status = 400, description = "invalid_json", body = crate::server::views::ErrorBody), (status = 402, description = "budget_exceeded: a budget of the tenant, agent or thread is spent (`[[budgets]]`)", body = crate::server::views::ErrorBody), (status = 403, description = "resource_not_allowed: the request adds a resource (MCP server, workspace, service) the agent's `allow_request` does not allow", body = crate::server::views::ErrorBody), (status = 404, description = "Unknown agent, run or thread", body = crate::server::views::ErrorBody), (status = 409, description = "thread_busy", body = crate::server::views::ErrorBody), (status = 415, description = "unsupported_media_type", body = crate::server::views::ErrorBody), (status = 422, description = "invalid_request", body = crate::server::views::ErrorBody), (status = 503, description = "shutting_down", body = crate::server::views::ErrorBody)))]
+#[utoipa::path(post, path = "/v1/agents/{agent}/threads/{key}/runs", tag = "runs", params(("agent" = String, Path, description = "The agent name"), ("key" = String, Path, description = "The thread key (1 to 512 bytes)")), request_body = StartRunBody, responses((status = 201, description = "The run started on the thread", body = crate::server::views::RunView, headers(("Location" = String, description = "The run's path, `/v1/runs/{run_id}`"))), (status = 400, description = "invalid_json", body = crate::server::views::ErrorBody), (status = 402, description = "budget_exceeded: a budget of the tenant, agent or thread is spent (`[[budgets]]`)", body = crate::server::views::ErrorBody), (status = 403, description = "resource_not_allowed: the request adds a resource (MCP server, workspace, service) the agent's `allow_request` does not allow", body = crate::server::views::ErrorBody), (status = 404, description = "Unknown agent, run or thread", body = crate::server::views::ErrorBody), (status = 409, description = "thread_busy", body = crate::server::views::ErrorBody), (status = 415, description = "unsupported_media_type", body = crate::server::views::ErrorBody), (status = 422, description = "invalid_request", body = crate::server::views::ErrorBody), (status = 503, description = "shutting_down (draining or stopping) or capacity_exhausted (the replica admits `max_active` runs; `Retry-After: 5`)", body = crate::server::views::ErrorBody)))]
 pub async fn start_on_thread(
     State(state): State<Arc<AppState>>,
     tenant: Tenant,

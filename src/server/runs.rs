@@ -649,8 +649,13 @@ pub fn outcome_state(outcome: &RunOutcome) -> (RunState, Option<Value>, Option<V
     match outcome {
         Ok(r) => (RunState::Succeeded, Some(result_json(r)), None),
         Err(e) => {
+            let info = e.info();
+            let interrupted = e.reason() == Some(FailureReason::InfrastructureError)
+                && info.details.get("code").and_then(Value::as_str) == Some(super::recovery::RUN_INTERRUPTED);
             let state = if e.reason() == Some(FailureReason::Cancelled) {
                 RunState::Cancelled
+            } else if interrupted {
+                RunState::Interrupted
             } else {
                 RunState::Failed
             };
@@ -660,7 +665,7 @@ pub fn outcome_state(outcome: &RunOutcome) -> (RunState, Option<Value>, Option<V
                 .as_run()
                 .filter(|r| !r.result.services().is_empty())
                 .map(|r| result_json(&r.result));
-            (state, partial, serde_json::to_value(e.info()).ok())
+            (state, partial, serde_json::to_value(info).ok())
         }
     }
 }

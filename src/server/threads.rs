@@ -425,7 +425,12 @@ pub async fn metrics(
         + &m.latency.render()
         + &state.retention.render()
         + &state.ip_limits.render()
-        + &state.connections.render();
+        + &state.connections.render()
+        + &super::capacity::render(
+            state.limits.total_active(),
+            state.limits.max_active().unwrap_or_default(),
+            state.limits.refused(),
+        );
     (
         [(axum::http::header::CONTENT_TYPE, "text/plain; version=0.0.4")],
         body,

@@ -33,6 +33,8 @@
 //! | `cpu.rs` | [`CpuMeter`]: the CPU time of an execution's children (rusage at exit, `/proc` while kept) |
 //! | `registry.rs` | [`ProcessRegistry`]: live children, metrics, shutdown backstop |
 //! | `pool.rs` | [`ProcessPool`]: persistent processes per thread (lease, signature, idle eviction, close) |
+//! | `kept.rs` | [`KeptLimit`]: one LRU cap on idle kept processes across every pool |
+//! | `memory.rs` | `MemAvailable` from `/proc/meminfo` and the capacity defaults derived from it |
 //! | `orphans.rs` | [`reap_orphans`]: boot-time cleanup after a server that was SIGKILLed |
 //! | `sys.rs` | the raw syscalls (signals, pidfd, prctl), each in a minimal `unsafe` block |
 //!
@@ -76,7 +78,9 @@ mod capture;
 mod child;
 mod cpu;
 mod error;
+mod kept;
 mod lines;
+pub mod memory;
 mod orphans;
 mod pool;
 mod probe;
@@ -95,6 +99,7 @@ pub use capture::Captured;
 pub use child::{Child, StdoutLines};
 pub use cpu::CpuMeter;
 pub use error::ProcessError;
+pub use kept::KeptLimit;
 pub use lines::{JsonLines, JsonLinesCodec, Line, TOO_LONG_PREFIX};
 pub use orphans::{OWNER_ENV, OrphanReport, reap_orphans};
 pub use pool::{DEFAULT_IDLE_TIMEOUT, Lease, PoolKey, Pooled, ProcessPool, Taken};

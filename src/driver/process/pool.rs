@@ -18,6 +18,9 @@
 //!   lease, so no process that missed the run's turn stays registered.
 //! - **Idle eviction.** A process idle for longer than the idle timeout is stopped and reaped by a
 //!   timer; a kept process found dead at checkout is discarded.
+//! - **Capped.** Idle processes count against a [`KeptLimit`] shared by every pool (by default
+//!   [`KeptLimit::global`]); keeping one past its cap stops the least recently kept idle process of
+//!   any pool, whose thread resumes in a fresh process on its next run.
 //! - **Never replay.** The pool only hands out processes; whether a run may fall back to a fresh
 //!   process is the driver's call, and once a byte of a prompt was written it must not (a process
 //!   that failed mid-turn is released unhealthy, which stops it, and the failure is reported).
@@ -33,7 +36,10 @@ use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
+use futures::future::BoxFuture;
+
 use super::child::Child;
+use super::kept::{Evict, KeptLimit};
 use super::stop::{ExitInfo, StopPlan};
 
 /// Default idle time after which a kept process is stopped.
@@ -94,6 +100,9 @@ enum Slot<T> {
 }
 
 struct Inner<T> {
+    /// Unique among pools, for the [`KeptLimit`]'s entries.
+    id: u64,
+    limit: KeptLimit,
     slots: Mutex<HashMap<PoolKey, Slot<T>>>,
     idle_timeout: Duration,
     grace: Duration,
@@ -111,7 +120,37 @@ impl<T> Inner<T> {
     fn next_generation(&self) -> u64 {
         self.generation.fetch_add(1, Ordering::Relaxed) + 1
     }
+
+    /// Tells the limit that `slot` (just removed from the map, under its lock) is no longer kept.
+    fn forget(&self, slot: &Slot<T>) {
+        if let Slot::Idle { generation, .. } = slot {
+            self.limit.forget(self.id, *generation);
+        }
+    }
 }
+
+impl<T: Pooled> Evict for Inner<T> {
+    fn evict(&self, key: &PoolKey, generation: u64) -> Option<BoxFuture<'static, ()>> {
+        let value = {
+            let mut slots = self.lock();
+            if !matches!(slots.get(key), Some(Slot::Idle { generation: g, .. }) if *g == generation) {
+                return None;
+            }
+            match slots.remove(key) {
+                Some(Slot::Idle { value, .. }) => value,
+                _ => return None,
+            }
+        };
+        let grace = self.grace;
+        Some(Box::pin(async move {
+            let exit = stop(value, grace).await;
+            tracing::debug!(?exit, "evicted a kept process over the cap");
+        }))
+    }
+}
+
+/// Distinguishes pools in the [`KeptLimit`].
+static POOL_IDS: AtomicU64 = AtomicU64::new(0);
 
 /// Cloneable pool of persistent processes; see the module docs.
 pub struct ProcessPool<T> {
@@ -157,10 +196,17 @@ impl<T> fmt::Debug for Lease<T> {
 
 impl<T: Pooled> ProcessPool<T> {
     /// An empty pool whose processes are stopped after `idle_timeout` without a run, each with
-    /// `grace` between the stop steps.
+    /// `grace` between the stop steps, capped by [`KeptLimit::global`].
     pub fn new(idle_timeout: Duration, grace: Duration) -> Self {
+        Self::with_limit(idle_timeout, grace, KeptLimit::global().clone())
+    }
+
+    /// [`new`](Self::new) with its own `limit` (shared with the pools given the same one).
+    pub fn with_limit(idle_timeout: Duration, grace: Duration, limit: KeptLimit) -> Self {
         ProcessPool {
             inner: Arc::new(Inner {
+                id: POOL_IDS.fetch_add(1, Ordering::Relaxed),
+                limit,
                 slots: Mutex::new(HashMap::new()),
                 idle_timeout,
                 grace,
@@ -178,6 +224,11 @@ impl<T: Pooled> ProcessPool<T> {
             .values()
             .filter(|s| matches!(s, Slot::Idle { .. }))
             .count()
+    }
+
+    /// The limit this pool's idle processes count against.
+    pub fn limit(&self) -> &KeptLimit {
+        &self.inner.limit
     }
 
     /// True once [`close`](Self::close) began.
@@ -223,7 +274,11 @@ impl<T: Pooled> ProcessPool<T> {
         }
         let (taken, discard) = {
             let mut slots = self.inner.lock();
-            match slots.remove(&key) {
+            let found = slots.remove(&key);
+            if let Some(slot) = &found {
+                self.inner.forget(slot);
+            }
+            match found {
                 Some(Slot::Leased { generation, .. }) => {
                     // One writer: the current holder must not be kept after this run's turn.
                     slots.insert(
@@ -279,7 +334,12 @@ impl<T: Pooled> ProcessPool<T> {
                 .collect();
             keys.into_iter()
                 .filter_map(|k| match slots.remove(&k) {
-                    Some(Slot::Idle { value, .. }) => Some(value),
+                    Some(Slot::Idle {
+                        value, generation, ..
+                    }) => {
+                        self.inner.limit.forget(self.inner.id, generation);
+                        Some(value)
+                    }
                     _ => None,
                 })
                 .collect()
@@ -336,17 +396,20 @@ impl<T: Pooled> Lease<T> {
                         generation,
                     },
                 );
-                Ok(generation)
+                let me: Weak<dyn Evict> = Arc::downgrade(&inner) as Weak<Inner<T>>;
+                let victims = inner.limit.keep(me, inner.id, key.clone(), generation);
+                Ok((generation, victims))
             } else {
                 Err(value)
             }
         };
         match keep {
-            Ok(generation) => {
+            Ok((generation, victims)) => {
                 let weak = Arc::downgrade(&inner);
                 let shutdown = inner.shutdown.clone();
                 let idle = inner.idle_timeout;
                 tokio::spawn(evict_when_idle(weak, shutdown, key, generation, idle));
+                inner.limit.evict(victims).await;
                 None
             }
             Err(value) => Some(stop(value, grace).await),
@@ -391,7 +454,10 @@ async fn evict_when_idle<T: Pooled>(
         let mut slots = inner.lock();
         match slots.get(&key) {
             Some(Slot::Idle { generation: g, .. }) if *g == generation => match slots.remove(&key) {
-                Some(Slot::Idle { value, .. }) => value,
+                Some(Slot::Idle { value, .. }) => {
+                    inner.limit.forget(inner.id, generation);
+                    value
+                }
                 _ => return,
             },
             _ => return,

@@ -308,13 +308,13 @@ fn lookup(state: &AppState, tenant: &str, agent: &str, key: &str) -> Result<Arc<
 
 /// `POST /v1/agents/{agent}/threads/{key}/standby`: opens the thread's Standby (201), or answers the live one
 /// (200). 409 `thread_busy` while a REST or AG-UI run is active on the thread.
-#[utoipa::path(post, path = "/v1/agents/{agent}/threads/{key}/standby", tag = "standby", params(("agent" = String, Path, description = "The agent name"), ("key" = String, Path, description = "The thread key (1 to 512 bytes)")), responses((status = 201, description = "The Standby is open", body = StandbyView), (status = 200, description = "The live Standby of the thread", body = StandbyView), (status = 404, description = "Unknown agent", body = crate::server::views::ErrorBody), (status = 409, description = "thread_busy: a run is active on the thread", body = crate::server::views::ErrorBody), (status = 422, description = "invalid_request: bad key", body = crate::server::views::ErrorBody), (status = 429, description = "too_many_standbys or too_many_runs: the tenant's max_standbys or max_concurrent_runs is reached (an open Standby holds one run slot)", body = crate::server::views::ErrorBody), (status = 503, description = "shutting_down", body = crate::server::views::ErrorBody)))]
+#[utoipa::path(post, path = "/v1/agents/{agent}/threads/{key}/standby", tag = "standby", params(("agent" = String, Path, description = "The agent name"), ("key" = String, Path, description = "The thread key (1 to 512 bytes)")), responses((status = 201, description = "The Standby is open", body = StandbyView), (status = 200, description = "The live Standby of the thread", body = StandbyView), (status = 404, description = "Unknown agent", body = crate::server::views::ErrorBody), (status = 409, description = "thread_busy: a run is active on the thread", body = crate::server::views::ErrorBody), (status = 422, description = "invalid_request: bad key", body = crate::server::views::ErrorBody), (status = 429, description = "too_many_standbys or too_many_runs: the tenant's max_standbys or max_concurrent_runs is reached (an open Standby holds one run slot)", body = crate::server::views::ErrorBody), (status = 503, description = "shutting_down (draining or stopping) or capacity_exhausted (the replica admits `max_active` runs; `Retry-After: 5`)", body = crate::server::views::ErrorBody)))]
 pub async fn open(
     State(state): State<Arc<AppState>>,
     tenant: Tenant,
     Path((agent, key)): Path<(String, String)>,
 ) -> Result<Response, ApiError> {
-    if state.shutdown.is_cancelled() {
+    if state.refuses_runs() {
         return Err(ApiError::shutting_down());
     }
     let a = find_agent(&state, &agent)?;

@@ -8,6 +8,7 @@
 //!   cancellation with reaping.
 //! * `decisions.rs` — permission approve/deny, questions, plan review.
 //! * `messages.rs` — supplemental input (Soon folded into the turn, AfterTurn, Interrupt).
+//! * `kept_cap.rs` — the cap on kept processes across threads (LRU eviction, native resume, RSS figure).
 //! * `persistent.rs` — the persistent process per thread (reuse, eviction, restart, WithSpawn, crash,
 //!   cancel, close).
 //! * `skills.rs` — a run's skills through the per-run overlay.
@@ -18,6 +19,7 @@
 
 mod basic;
 mod decisions;
+mod kept_cap;
 mod kit;
 mod messages;
 mod persistent;

@@ -1,11 +1,12 @@
 //! `ProcessPool` rules with real children (`cat`, which lives until stdin closes): a healthy release
 //! is reused, a signature change restarts, idle eviction, one writer per key, `WithSpawn`, unhealthy
-//! releases and dead processes are discarded, and close reaps everything.
+//! releases and dead processes are discarded, and close reaps everything; a `KeptLimit` shared by
+//! pools caps their idle processes, evicting the least recently kept one of any pool.
 
 use std::time::{Duration, Instant};
 
 use agent_adaptor::driver::process::{
-    Child, PoolKey, Pooled, ProcessPool, ProcessRegistry, StopPlan, Taken, group_exists, spawn,
+    Child, KeptLimit, PoolKey, Pooled, ProcessPool, ProcessRegistry, StopPlan, Taken, group_exists, spawn,
 };
 
 use super::sh;
@@ -217,4 +218,50 @@ async fn close_reaps_idle_processes_and_later_releases() {
     }
     assert_eq!(pool.close().await, 0, "idempotent");
     assert_eq!(registry.live_count(), 0);
+}
+
+#[tokio::test]
+async fn a_shared_kept_limit_evicts_the_least_recently_kept_process_of_any_pool() {
+    let registry = ProcessRegistry::new();
+    let limit = KeptLimit::new(2);
+    let grace = Duration::from_millis(500);
+    let a = ProcessPool::with_limit(Duration::from_secs(60), grace, limit.clone());
+    let b = ProcessPool::with_limit(Duration::from_secs(60), grace, limit.clone());
+
+    let (v, lease, _) = take(&a, &registry, "t1", "s", false).await;
+    let oldest = v.0.pid();
+    assert!(lease.release(v, true).await.is_none());
+    let (v, lease, _) = take(&b, &registry, "t2", "s", false).await;
+    let second = v.0.pid();
+    assert!(lease.release(v, true).await.is_none());
+    assert_eq!((limit.kept(), limit.evictions()), (2, 0));
+
+    // t1 is used again: now t2 is the least recently kept.
+    let (v, lease, warm) = take(&a, &registry, "t1", "s", false).await;
+    assert!(warm);
+    assert_eq!(limit.kept(), 1, "a leased process is not counted");
+    assert!(lease.release(v, true).await.is_none());
+
+    // A third kept process (in pool a) evicts t2's (in pool b), stopped and reaped before release returns.
+    let (v, lease, _) = take(&a, &registry, "t3", "s", false).await;
+    assert!(lease.release(v, true).await.is_none());
+    assert_eq!((limit.kept(), limit.evictions()), (2, 1));
+    assert!(
+        !group_exists(second as i32),
+        "the least recently kept process is gone"
+    );
+    assert!(group_exists(oldest as i32), "t1 was used since");
+    assert_eq!((a.idle_count(), b.idle_count()), (2, 0));
+    assert_eq!(registry.live_count(), 2);
+
+    // The evicted thread gets a cold lease: its next run starts a fresh process.
+    let (v, lease, warm) = take(&b, &registry, "t2", "s", false).await;
+    assert!(!warm);
+    assert!(lease.release(v, true).await.is_none());
+    assert_eq!(limit.kept(), 2);
+    assert_eq!(limit.evictions(), 2);
+    a.close().await;
+    b.close().await;
+    assert_eq!(limit.kept(), 0);
+    wait_until("every child is reaped", || registry.live_count() == 0).await;
 }

@@ -54,6 +54,7 @@ const STATUSES: &[(&str, u16)] = &[
     ("store_error", 500),
     ("store_unavailable", 503),
     ("shutting_down", 503),
+    ("capacity_exhausted", 503),
     ("too_many_connections", 503),
 ];
 

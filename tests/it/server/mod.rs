@@ -8,6 +8,7 @@
 mod agui;
 mod approvals;
 mod budgets;
+mod capacity;
 mod cli;
 mod config_file;
 mod connections;
