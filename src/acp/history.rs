@@ -122,7 +122,11 @@ pub struct Summary {
 pub const TITLE_MAX: usize = 80;
 
 /// The [`Summary`] of thread `key` (`None` when it has no ACP history).
-pub async fn summary(store: &dyn ThreadStore, tenant: &str, key: &str) -> Result<Option<Summary>, StoreError> {
+pub async fn summary(
+    store: &dyn ThreadStore,
+    tenant: &str,
+    key: &str,
+) -> Result<Option<Summary>, StoreError> {
     let head = store.read_thread(tenant, key, None, HEAD).await?;
     let mut seen = false;
     let mut out = Summary::default();
@@ -153,12 +157,24 @@ pub async fn summary(store: &dyn ThreadStore, tenant: &str, key: &str) -> Result
 /// The first non-empty line of `prompt`, trimmed, cut to [`TITLE_MAX`] characters.
 pub fn title(prompt: &str) -> Option<String> {
     let line = prompt.lines().map(str::trim).find(|l| !l.is_empty())?;
-    Some(line.chars().take(TITLE_MAX).collect::<String>().trim_end().to_owned())
+    Some(
+        line.chars()
+            .take(TITLE_MAX)
+            .collect::<String>()
+            .trim_end()
+            .to_owned(),
+    )
 }
 
 /// Copies thread `from`'s recorded updates to thread `to` (a fork) under a fresh run id, after a
 /// [`META_KIND`] record with the fork's `cwd`; the parent's own session facts are not copied.
-pub async fn copy(store: &dyn ThreadStore, tenant: &str, from: &str, to: &str, cwd: &str) -> Result<(), StoreError> {
+pub async fn copy(
+    store: &dyn ThreadStore,
+    tenant: &str,
+    from: &str,
+    to: &str,
+    cwd: &str,
+) -> Result<(), StoreError> {
     let run_id = format!("acp-fork-{}", uuid::Uuid::now_v7());
     let record = |seq: u64, kind: &str, event: Value| NewEvent {
         tenant: tenant.to_owned(),

@@ -77,7 +77,9 @@ pub async fn list(
             break;
         }
     }
-    let next_cursor = more.then(|| sessions.last().map(|s| s.session_id.clone())).flatten();
+    let next_cursor = more
+        .then(|| sessions.last().map(|s| s.session_id.clone()))
+        .flatten();
     Ok(ListSessionsResponse {
         sessions,
         next_cursor,

@@ -31,9 +31,9 @@ use crate::runtime::{Agent, DEFAULT_TENANT};
 use rpc::{Incoming, METHOD_NOT_FOUND, PARSE_ERROR, Peer, RpcError};
 use session::Sessions;
 use wire::{
-    AgentCapabilities, CancelParams, Implementation, InitializeParams, InitializeResponse, LoadSessionParams,
-    ListSessionsParams, McpCapabilities, NewSessionParams, NewSessionResponse, PROTOCOL_VERSION,
-    PromptCapabilities, PromptParams, ResumeSessionParams, SessionCapabilities,
+    AgentCapabilities, CancelParams, Implementation, InitializeParams, InitializeResponse,
+    ListSessionsParams, LoadSessionParams, McpCapabilities, NewSessionParams, NewSessionResponse,
+    PROTOCOL_VERSION, PromptCapabilities, PromptParams, ResumeSessionParams, SessionCapabilities,
 };
 
 /// The longest frame read (longer lines are answered with a parse error and skipped).
@@ -197,7 +197,11 @@ fn dispatch(
             }
         }
         "session/list" => {
-            let params = if params.is_null() { serde_json::json!({}) } else { params };
+            let params = if params.is_null() {
+                serde_json::json!({})
+            } else {
+                params
+            };
             match parse::<ListSessionsParams>(params) {
                 Err(e) => answer(Err(e)),
                 Ok(p) => {
@@ -250,11 +254,7 @@ pub fn initialize(agent: &Agent, _requested: u16) -> InitializeResponse {
             session_capabilities: SessionCapabilities {
                 list: Some(serde_json::json!({})),
                 resume: Some(serde_json::json!({})),
-                fork: agent
-                    .descriptor()
-                    .sessions
-                    .fork
-                    .then(|| serde_json::json!({})),
+                fork: agent.descriptor().sessions.fork.then(|| serde_json::json!({})),
                 close: None,
             },
         },

@@ -17,8 +17,8 @@ use super::permission;
 use super::rpc::{INTERNAL_ERROR, INVALID_PARAMS, Peer, RESOURCE_NOT_FOUND, RpcError};
 use super::translate;
 use super::wire::{
-    ContentBlock, ListSessionsParams, ListSessionsResponse, McpServerSpec, PromptResponse, RemoteKind, SessionNotification, SessionUpdate, StopReason,
-    TurnUsage,
+    ContentBlock, ListSessionsParams, ListSessionsResponse, McpServerSpec, PromptResponse, RemoteKind,
+    SessionNotification, SessionUpdate, StopReason, TurnUsage,
 };
 use crate::driver::{Policy, Usage};
 use crate::runtime::{Agent, CallOptions, FailureReason, Payload, RunOutcome, Stream, Thread};
@@ -157,9 +157,15 @@ impl Sessions {
         } else {
             self.agent.thread(&id)
         };
-        history::copy(store.as_ref(), &self.tenant, parent, &id, &setup.0.to_string_lossy())
-            .await
-            .map_err(history_error)?;
+        history::copy(
+            store.as_ref(),
+            &self.tenant,
+            parent,
+            &id,
+            &setup.0.to_string_lossy(),
+        )
+        .await
+        .map_err(history_error)?;
         self.insert(&id, setup, Some(thread));
         Ok(id)
     }

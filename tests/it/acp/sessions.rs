@@ -27,7 +27,10 @@ impl Client {
         let new = self
             .call(2, "session/new", json!({"cwd": cwd, "mcpServers": []}))
             .await;
-        result(&new)["sessionId"].as_str().expect("a sessionId").to_owned()
+        result(&new)["sessionId"]
+            .as_str()
+            .expect("a sessionId")
+            .to_owned()
     }
 
     async fn ask(&mut self, session: &str, text: &str) -> Vec<Value> {
@@ -73,7 +76,8 @@ async fn list_shows_prompted_sessions_with_title_cwd_and_updated_at() {
     let mut c = Client::spawn(&[]);
     c.initialize().await;
     let first = c.open(a.path()).await;
-    c.ask(&first, "\n   \n  Fix the parser  \nthen run the tests").await;
+    c.ask(&first, "\n   \n  Fix the parser  \nthen run the tests")
+        .await;
     let second = c.open(b.path()).await;
     let long = "word ".repeat(40);
     c.ask(&second, &long).await;
@@ -89,8 +93,14 @@ async fn list_shows_prompted_sessions_with_title_cwd_and_updated_at() {
     assert_eq!(sessions[0]["cwd"], a.path().to_str().unwrap());
     assert_eq!(sessions[1]["cwd"], b.path().to_str().unwrap());
     let title = sessions[1]["title"].as_str().unwrap();
-    assert!(title.chars().count() <= 80 && long.starts_with(title), "{title:?}");
-    assert!(title.len() >= 75, "cut near 80 characters, not shorter: {title:?}");
+    assert!(
+        title.chars().count() <= 80 && long.starts_with(title),
+        "{title:?}"
+    );
+    assert!(
+        title.len() >= 75,
+        "cut near 80 characters, not shorter: {title:?}"
+    );
     for s in sessions {
         let at = s["updatedAt"].as_str().expect("updatedAt");
         chrono::DateTime::parse_from_rfc3339(at).unwrap_or_else(|e| panic!("{at:?}: {e}"));
@@ -120,7 +130,9 @@ async fn list_pages_by_fifty_with_an_opaque_cursor() {
     let first = c.list(json!({})).await;
     let first = result(&first).clone();
     assert_eq!(ids(&first), created[..50]);
-    let cursor = first["nextCursor"].as_str().expect("a nextCursor after a full page");
+    let cursor = first["nextCursor"]
+        .as_str()
+        .expect("a nextCursor after a full page");
     let second = c.list(json!({"cursor": cursor})).await;
     let second = result(&second);
     assert_eq!(ids(second), created[50..]);
@@ -189,7 +201,10 @@ async fn fork_copies_history_into_a_new_session_and_leaves_the_parent_alone() {
             )
             .await;
         assert_eq!(forked.len(), 1, "nothing replayed: {forked:#?}");
-        let fork = result(&forked)["sessionId"].as_str().expect("a sessionId").to_owned();
+        let fork = result(&forked)["sessionId"]
+            .as_str()
+            .expect("a sessionId")
+            .to_owned();
         assert!(fork.starts_with("acp-") && fork != parent, "{fork}");
         c.ask(&fork, "on the fork").await;
         let page = c.list(json!({})).await;
