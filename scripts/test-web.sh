@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The Node/browser tier: the AG-UI client conformance suite (tests/agui-node: the real @ag-ui/client
-# 1.0.0 and 0.0.59 against `agent-adaptor serve`) and the web demo's end-to-end test (web-demo/e2e:
+# 1.0.0 and 0.0.59 against `agent-adaptor serve`), the ACP client SDK test (tests/acp-node: the official
+# @agentclientprotocol/sdk 2.4.0 driving `agent-adaptor acp` over stdio) and the web demo's end-to-end test (web-demo/e2e:
 # CopilotKit in Debian's headless chromium, against the `reference` agent and, when the pinned CLI is
 # installed, the real Claude CLI talking to `mock-model-server`), and the OpenAPI lint (tests/openapi-lint:
 # the pinned Redocly CLI on the committed openapi/openapi.json, 0 problems), and the short variant of the peer
@@ -18,7 +19,7 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 start=$(date +%s)
 
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
-  echo "SKIPPED: node/npm not installed (the AG-UI conformance suite and the web-demo e2e need Node >= 20)"
+  echo "SKIPPED: node/npm not installed (the AG-UI conformance suite, the ACP SDK test and the web-demo e2e need Node >= 20)"
   exit 0
 fi
 
@@ -50,7 +51,7 @@ if [ -z "${AGENT_ADAPTOR_CLAUDE_BIN:-}" ]; then
 fi
 unset AGENT_ADAPTOR_URL
 
-for dir in tests/agui-node tests/openapi-lint web-demo; do
+for dir in tests/agui-node tests/acp-node tests/openapi-lint web-demo; do
   echo "== npm ci ($dir)" >&2
   (cd "$root/$dir" && npm ci --ignore-scripts --loglevel=error >&2)
 done
@@ -62,6 +63,9 @@ echo "== OpenAPI lint (tests/openapi-lint: Redocly CLI, recommended-strict)"
 
 echo "== AG-UI client conformance (tests/agui-node)"
 (cd "$root/tests/agui-node" && node --test --test-concurrency=1 test/) || failed=1
+
+echo "== ACP client SDK (tests/acp-node: @agentclientprotocol/sdk 2.4.0 against agent-adaptor acp)"
+(cd "$root/tests/acp-node" && node --test --test-concurrency=1 test/) || failed=1
 
 echo "== peer benchmark, short CI variant (benches/peers/run.sh --ci: fails only when a path did not complete)"
 "$root/benches/peers/run.sh" --ci || failed=1

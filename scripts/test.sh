@@ -46,6 +46,8 @@ echo "== running doc tests" >&2
 cargo test --doc
 echo "== running the API fuzz tier, short (schemathesis, dev mode + SQLite; full matrix: scripts/api-fuzz.sh)" >&2
 scripts/api-fuzz.sh --ci || status=$?
-echo "== running the Node/browser tier (AG-UI clients, web demo in chromium)" >&2
+echo "== running acplint against agent-adaptor acp (scripts/acplint.sh: known failures in tests/acplint)" >&2
+scripts/acplint.sh || status=$?
+echo "== running the Node/browser tier (AG-UI and ACP clients, web demo in chromium)" >&2
 scripts/test-web.sh
 exit "$status"

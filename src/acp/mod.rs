@@ -3,11 +3,13 @@
 //! approvals are `session/request_permission`s answered exactly once, `session/cancel` cancels the
 //! run, and `session/load` replays the session's history from the store's event log.
 //!
-//! Files: [`wire`] (ACP types), [`rpc`] (framing, errors, the peer), [`session`] (threads and runs),
-//! [`translate`] (events → updates), [`permission`] (approvals), [`history`] (the durable log).
+//! Files: [`wire`] (ACP types), [`rpc`] (framing, errors, the peer), [`session`] (threads and runs;
+//! new, load, resume, fork), [`listing`] (`session/list`), [`translate`] (events → updates),
+//! [`permission`] (approvals), [`history`] (the durable log).
 //! Bad input is a JSON-RPC error and the loop goes on; stdout carries protocol frames only.
 
 pub mod history;
+pub mod listing;
 pub mod permission;
 pub mod rpc;
 pub mod session;
@@ -29,9 +31,9 @@ use crate::runtime::{Agent, DEFAULT_TENANT};
 use rpc::{Incoming, METHOD_NOT_FOUND, PARSE_ERROR, Peer, RpcError};
 use session::Sessions;
 use wire::{
-    AgentCapabilities, CancelParams, Implementation, InitializeParams, InitializeResponse, LoadSessionParams,
-    McpCapabilities, NewSessionParams, NewSessionResponse, PROTOCOL_VERSION, PromptCapabilities,
-    PromptParams,
+    AgentCapabilities, CancelParams, Implementation, InitializeParams, InitializeResponse,
+    ListSessionsParams, LoadSessionParams, McpCapabilities, NewSessionParams, NewSessionResponse,
+    PROTOCOL_VERSION, PromptCapabilities, PromptParams, ResumeSessionParams, SessionCapabilities,
 };
 
 /// The longest frame read (longer lines are answered with a parse error and skipped).
@@ -163,6 +165,57 @@ fn dispatch(
                 });
             }
         },
+        "session/resume" => match parse::<ResumeSessionParams>(params) {
+            Err(e) => answer(Err(e)),
+            Ok(p) => {
+                let (sessions, peer) = (sessions.clone(), peer.clone());
+                tasks.spawn(async move {
+                    let outcome = sessions
+                        .resume(&p.session_id, &p.cwd, &p.mcp_servers)
+                        .await
+                        .map(|()| serde_json::json!({}));
+                    peer.respond(id, outcome);
+                });
+            }
+        },
+        "session/fork" if sessions.agent().descriptor().sessions.fork => {
+            match parse::<ResumeSessionParams>(params) {
+                Err(e) => answer(Err(e)),
+                Ok(p) => {
+                    let (sessions, peer) = (sessions.clone(), peer.clone());
+                    tasks.spawn(async move {
+                        let outcome = sessions
+                            .fork(&p.session_id, &p.cwd, &p.mcp_servers)
+                            .await
+                            .and_then(|session_id| {
+                                serde_json::to_value(NewSessionResponse { session_id })
+                                    .map_err(|e| RpcError::new(rpc::INTERNAL_ERROR, e.to_string()))
+                            });
+                        peer.respond(id, outcome);
+                    });
+                }
+            }
+        }
+        "session/list" => {
+            let params = if params.is_null() {
+                serde_json::json!({})
+            } else {
+                params
+            };
+            match parse::<ListSessionsParams>(params) {
+                Err(e) => answer(Err(e)),
+                Ok(p) => {
+                    let (sessions, peer) = (sessions.clone(), peer.clone());
+                    tasks.spawn(async move {
+                        let outcome = sessions.list(&p).await.and_then(|page| {
+                            serde_json::to_value(page)
+                                .map_err(|e| RpcError::new(rpc::INTERNAL_ERROR, e.to_string()))
+                        });
+                        peer.respond(id, outcome);
+                    });
+                }
+            }
+        }
         "session/prompt" => match parse::<PromptParams>(params)
             .and_then(|p| sessions.start_prompt(&p.session_id, &p.prompt))
         {
@@ -180,7 +233,8 @@ fn dispatch(
     }
 }
 
-/// The `initialize` answer: version 1, `loadSession` (implemented over the store's log), text and
+/// The `initialize` answer: version 1, `loadSession` (implemented over the store's log), the
+/// session methods `list` and `resume` (and `fork` when the agent's driver forks), text and
 /// embedded text resources in prompts, and the MCP transports the agent's driver declares.
 pub fn initialize(agent: &Agent, _requested: u16) -> InitializeResponse {
     let mcp = &agent.descriptor().mcp;
@@ -197,7 +251,12 @@ pub fn initialize(agent: &Agent, _requested: u16) -> InitializeResponse {
                 http: mcp.http,
                 sse: mcp.sse,
             },
-            session_capabilities: Default::default(),
+            session_capabilities: SessionCapabilities {
+                list: Some(serde_json::json!({})),
+                resume: Some(serde_json::json!({})),
+                fork: agent.descriptor().sessions.fork.then(|| serde_json::json!({})),
+                close: None,
+            },
         },
         auth_methods: Vec::new(),
         agent_info: Implementation {

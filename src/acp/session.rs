@@ -1,4 +1,5 @@
-//! ACP sessions: one [`Thread`] per session (the session id is the thread key), one run per prompt.
+//! ACP sessions: one [`Thread`] per session (the session id is the thread key), one run per prompt;
+//! `session/new`, `load` (history replayed), `resume` (no replay), `fork` and `list`.
 //! A prompt starts synchronously (so a `session/cancel` read right after it always finds the run),
 //! then its events are translated into `session/update`s, its approvals asked as permission
 //! requests, and its outcome becomes the `stopReason`.
@@ -11,15 +12,17 @@ use futures::StreamExt;
 use serde_json::{Value, json};
 
 use super::history::{self, RunLog};
+use super::listing;
 use super::permission;
 use super::rpc::{INTERNAL_ERROR, INVALID_PARAMS, Peer, RESOURCE_NOT_FOUND, RpcError};
 use super::translate;
 use super::wire::{
-    ContentBlock, McpServerSpec, PromptResponse, RemoteKind, SessionNotification, SessionUpdate, StopReason,
-    TurnUsage,
+    ContentBlock, ListSessionsParams, ListSessionsResponse, McpServerSpec, PromptResponse, RemoteKind,
+    SessionNotification, SessionUpdate, StopReason, TurnUsage,
 };
 use crate::driver::{Policy, Usage};
 use crate::runtime::{Agent, CallOptions, FailureReason, Payload, RunOutcome, Stream, Thread};
+use crate::store::Query;
 use crate::vocab::{McpServer, McpTransport};
 
 /// What every session of one connection shares.
@@ -62,55 +65,52 @@ impl Sessions {
         &self.agent
     }
 
-    fn insert(&self, id: &str, cwd: &str, mcp: &[McpServerSpec]) -> Result<Arc<Session>, RpcError> {
-        let cwd = PathBuf::from(cwd);
-        if !cwd.is_absolute() {
-            return Err(RpcError::invalid_params("cwd must be an absolute path"));
-        }
+    /// Opens session `id` in this connection. A session already open keeps its thread (a fork not
+    /// yet prompted stays a fork); otherwise `thread` (or the session's thread) is used.
+    fn insert(
+        &self,
+        id: &str,
+        (cwd, mcp): (PathBuf, Vec<McpServer>),
+        thread: Option<Thread>,
+    ) -> Arc<Session> {
+        let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
+        let thread = open
+            .get(id)
+            .map(|s| s.thread.clone())
+            .or(thread)
+            .unwrap_or_else(|| self.agent.thread(id));
         let session = Arc::new(Session {
             id: id.to_owned(),
-            thread: self.agent.thread(id),
+            thread,
             cwd,
-            mcp: mcp_servers(mcp)?,
+            mcp,
             active: Mutex::new(None),
         });
-        self.open
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(id.to_owned(), session.clone());
-        Ok(session)
+        open.insert(id.to_owned(), session.clone());
+        session
     }
 
     /// `session/new`: a fresh session and its id.
     pub fn create(&self, cwd: &str, mcp: &[McpServerSpec]) -> Result<String, RpcError> {
-        let id = format!("acp-{}", uuid::Uuid::now_v7());
-        self.insert(&id, cwd, mcp)?;
+        let setup = setup(cwd, mcp)?;
+        let id = new_id();
+        self.insert(&id, setup, None);
         Ok(id)
     }
 
     /// `session/load`: replays the session's recorded history as `session/update`s, then keeps the
     /// session open for prompts (its thread continues from the stored checkpoint).
     pub async fn load(&self, id: &str, cwd: &str, mcp: &[McpServerSpec]) -> Result<(), RpcError> {
-        if id.is_empty() || id.contains('\0') || id.len() > 512 {
-            return Err(RpcError::invalid_params(
-                "sessionId must be 1-512 bytes without NUL",
-            ));
-        }
+        check_id(id)?;
+        let setup = setup(cwd, mcp)?;
         let updates = history::replay(self.agent.store().as_ref(), &self.tenant, id)
             .await
-            .map_err(|e| RpcError::new(INTERNAL_ERROR, format!("cannot read the session's history: {e}")))?;
+            .map_err(history_error)?;
         let Some(updates) = updates else {
-            return Err(
-                RpcError::new(RESOURCE_NOT_FOUND, "Resource not found").with_data(json!({ "sessionId": id }))
-            );
+            return Err(not_found(id));
         };
-        if self.get(id).is_ok_and(|s| s.is_busy()) {
-            return Err(RpcError::new(
-                INTERNAL_ERROR,
-                "a prompt is running in this session",
-            ));
-        }
-        self.insert(id, cwd, mcp)?;
+        self.refuse_busy(id)?;
+        self.insert(id, setup, None);
         for update in updates {
             self.peer.notify(
                 "session/update",
@@ -123,15 +123,86 @@ impl Sessions {
         Ok(())
     }
 
+    /// `session/resume`: attaches to a recorded session (or one open in this connection) without
+    /// replaying its history; prompts continue its thread.
+    pub async fn resume(&self, id: &str, cwd: &str, mcp: &[McpServerSpec]) -> Result<(), RpcError> {
+        check_id(id)?;
+        let setup = setup(cwd, mcp)?;
+        self.require_known(id).await?;
+        self.refuse_busy(id)?;
+        self.insert(id, setup, None);
+        Ok(())
+    }
+
+    /// `session/fork`: a new session (a new `acp-` id) whose thread forks `parent`'s checkpoint at
+    /// its first prompt ([`Thread::fork`]; a parent without one gives a fresh thread) and whose
+    /// history starts as a copy of the parent's. The parent is not changed.
+    pub async fn fork(&self, parent: &str, cwd: &str, mcp: &[McpServerSpec]) -> Result<String, RpcError> {
+        check_id(parent)?;
+        let setup = setup(cwd, mcp)?;
+        self.require_known(parent).await?;
+        let store = self.agent.store().clone();
+        let checkpointed = store
+            .resolve(&Query::key(&self.tenant, parent))
+            .await
+            .map_err(history_error)?
+            .is_some();
+        let id = new_id();
+        let thread = if checkpointed {
+            let parent_thread = self
+                .get(parent)
+                .map(|s| s.thread.clone())
+                .unwrap_or_else(|_| self.agent.thread(parent));
+            parent_thread.fork(&id)
+        } else {
+            self.agent.thread(&id)
+        };
+        history::copy(
+            store.as_ref(),
+            &self.tenant,
+            parent,
+            &id,
+            &setup.0.to_string_lossy(),
+        )
+        .await
+        .map_err(history_error)?;
+        self.insert(&id, setup, Some(thread));
+        Ok(id)
+    }
+
+    /// Not found unless `id` is open in this connection or has recorded history.
+    async fn require_known(&self, id: &str) -> Result<(), RpcError> {
+        if self.get(id).is_ok() {
+            return Ok(());
+        }
+        let recorded = history::exists(self.agent.store().as_ref(), &self.tenant, id)
+            .await
+            .map_err(history_error)?;
+        if recorded { Ok(()) } else { Err(not_found(id)) }
+    }
+
+    fn refuse_busy(&self, id: &str) -> Result<(), RpcError> {
+        if self.get(id).is_ok_and(|s| s.is_busy()) {
+            return Err(RpcError::new(
+                INTERNAL_ERROR,
+                "a prompt is running in this session",
+            ));
+        }
+        Ok(())
+    }
+
+    /// `session/list`: one page of the sessions this edge recorded (see [`listing`]).
+    pub async fn list(&self, params: &ListSessionsParams) -> Result<ListSessionsResponse, RpcError> {
+        listing::list(self.agent.store().as_ref(), &self.tenant, params).await
+    }
+
     fn get(&self, id: &str) -> Result<Arc<Session>, RpcError> {
         self.open
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .get(id)
             .cloned()
-            .ok_or_else(|| {
-                RpcError::new(RESOURCE_NOT_FOUND, "Resource not found").with_data(json!({ "sessionId": id }))
-            })
+            .ok_or_else(|| not_found(id))
     }
 
     /// `session/prompt`, first half: starts the run (synchronously) and returns what drives it to
@@ -172,6 +243,7 @@ impl Sessions {
     async fn drive(&self, session: Arc<Session>, stream: Stream, text: String) -> Result<Value, RpcError> {
         let run_id = stream.run_id().to_owned();
         let mut log = RunLog::new(self.agent.store().clone(), &self.tenant, &session.id, &run_id);
+        log.append_meta(&session.cwd.to_string_lossy()).await;
         log.append(&SessionUpdate::UserMessageChunk {
             content: ContentBlock::text(text),
         })
@@ -238,6 +310,36 @@ impl Sessions {
             }
         }
     }
+}
+
+fn new_id() -> String {
+    format!("{}{}", listing::PREFIX, uuid::Uuid::now_v7())
+}
+
+fn check_id(id: &str) -> Result<(), RpcError> {
+    if id.is_empty() || id.contains('\0') || id.len() > 512 {
+        return Err(RpcError::invalid_params(
+            "sessionId must be 1-512 bytes without NUL",
+        ));
+    }
+    Ok(())
+}
+
+fn not_found(id: &str) -> RpcError {
+    RpcError::new(RESOURCE_NOT_FOUND, "Resource not found").with_data(json!({ "sessionId": id }))
+}
+
+fn history_error(e: crate::store::StoreError) -> RpcError {
+    RpcError::new(INTERNAL_ERROR, format!("cannot read the session's history: {e}"))
+}
+
+/// A session's working directory (absolute) and MCP servers, checked.
+fn setup(cwd: &str, mcp: &[McpServerSpec]) -> Result<(PathBuf, Vec<McpServer>), RpcError> {
+    let cwd = PathBuf::from(cwd);
+    if !cwd.is_absolute() {
+        return Err(RpcError::invalid_params("cwd must be an absolute path"));
+    }
+    Ok((cwd, mcp_servers(mcp)?))
 }
 
 impl Session {

@@ -298,7 +298,7 @@ pub struct NewSessionResponse {
     pub session_id: String,
 }
 
-/// `session/load` parameters (also `session/resume`'s and `session/fork`'s: the same fields).
+/// `session/load` parameters (`session/resume` and `session/fork` read [`ResumeSessionParams`]).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LoadSessionParams {
@@ -308,6 +308,60 @@ pub struct LoadSessionParams {
     pub cwd: String,
     /// MCP servers for the session.
     pub mcp_servers: Vec<McpServerSpec>,
+}
+
+/// `session/resume` parameters (also `session/fork`'s: the same fields). Unlike `session/load`,
+/// `mcpServers` is optional here, as the schema has it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResumeSessionParams {
+    /// The session to resume (or to fork from).
+    pub session_id: String,
+    /// The working directory (absolute).
+    pub cwd: String,
+    /// MCP servers for the session.
+    #[serde(default)]
+    pub mcp_servers: Vec<McpServerSpec>,
+}
+
+/// `session/list` parameters (all optional).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListSessionsParams {
+    /// Only sessions in this working directory (absolute).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    /// The `nextCursor` of the previous page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cursor: Option<String>,
+}
+
+/// `session/list` result.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListSessionsResponse {
+    /// One page of sessions.
+    #[serde(default, deserialize_with = "lenient_items")]
+    pub sessions: Vec<SessionInfo>,
+    /// Present when there are more sessions: pass it as the next request's `cursor`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+}
+
+/// One session of a `session/list` page.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionInfo {
+    /// The session id.
+    pub session_id: String,
+    /// Its working directory.
+    pub cwd: String,
+    /// A human-readable title.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// When it last changed (RFC 3339).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub updated_at: Option<String>,
 }
 
 /// `session/set_mode` parameters.

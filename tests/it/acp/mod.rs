@@ -2,6 +2,8 @@
 //! initialize, new, prompt with streamed chunks, permission answered allow and reject, cancel,
 //! malformed frames, and `session/load` of a session in a new process (SQLite store).
 
+mod sessions;
+
 use std::process::Stdio;
 use std::time::Duration;
 
