@@ -417,15 +417,15 @@ mod tests {
             .with_max_active(2),
         );
         let a = l.acquire_run("a").unwrap();
-        assert_eq!(l.acquire_run("a").unwrap_err().code, "too_many_runs", "429 first");
+        assert_eq!(l.acquire_run("a").unwrap_err().code.as_str(), "too_many_runs", "429 first");
         let b = l.acquire_run("b").unwrap();
         assert!(l.is_full());
         let e = l.acquire_run("c").unwrap_err();
         assert_eq!(
-            (e.status.as_u16(), e.code, e.retry_after),
+            (e.status().as_u16(), e.code.as_str(), e.retry_after),
             (503, "capacity_exhausted", Some(5))
         );
-        assert_eq!(l.acquire_run("a").unwrap_err().code, "too_many_runs");
+        assert_eq!(l.acquire_run("a").unwrap_err().code.as_str(), "too_many_runs");
         assert_eq!(l.refused(), 1);
         drop(a);
         assert!(!l.is_full());
