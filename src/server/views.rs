@@ -34,6 +34,7 @@ pub struct ErrorDetail {
     /// `approval_unavailable` (410), `approval_kind_mismatch` (422), `message_unsupported` (422),
     /// `messages_disabled` (403), `message_too_large` (413), `standby_closed` (410), `unauthorized` (401,
     /// `WWW-Authenticate`), `rate_limited` (429, `Retry-After`), `too_many_runs` (429, `Retry-After`),
+    /// `idempotency_mismatch` (422), `idempotency_in_progress` (409, `Retry-After`),
     /// `shutting_down` (503, `Retry-After`), `store_unavailable` (503, `Retry-After`), `store_error`
     /// (500); from the listener, before any route: `too_many_connections` (503, `Retry-After`).
     pub code: String,
