@@ -115,7 +115,11 @@ async fn read_body(body: Body, limit: usize) -> Result<Bytes, ApiError> {
                 format!("the request body is larger than {limit} bytes"),
             )
         } else {
-            ApiError::new(StatusCode::BAD_REQUEST, "unreadable_body", "the request body could not be read")
+            ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "unreadable_body",
+                "the request body could not be read",
+            )
         }
     })
 }
@@ -143,7 +147,10 @@ pub async fn guard(State(state): State<Arc<AppState>>, req: Request, next: Next)
         Ok(b) => b,
         Err(e) => return e.into_response(),
     };
-    let path = parts.uri.path_and_query().map_or(parts.uri.path(), |p| p.as_str());
+    let path = parts
+        .uri
+        .path_and_query()
+        .map_or(parts.uri.path(), |p| p.as_str());
     let claim = IdempotencyClaim {
         tenant: tenant.as_str().to_owned(),
         key,

@@ -99,15 +99,20 @@ impl Scope {
     /// A fingerprint of the scope: a cursor carries it and is refused under any other.
     fn fingerprint(&self) -> String {
         let state = self.state.map(RunState::as_str);
-        let text = serde_json::to_vec(&(&self.tenant, &self.agent, &self.thread_key, state)).unwrap_or_default();
+        let text =
+            serde_json::to_vec(&(&self.tenant, &self.agent, &self.thread_key, state)).unwrap_or_default();
         hex::encode(&Sha256::digest(&text)[..8])
     }
 }
 
 /// The cursor of the page after `run`.
 fn cursor(scope: &Scope, run: &RunRecord) -> String {
-    let text = serde_json::to_vec(&(scope.fingerprint(), run.created_at.timestamp_micros(), &run.run_id))
-        .unwrap_or_default();
+    let text = serde_json::to_vec(&(
+        scope.fingerprint(),
+        run.created_at.timestamp_micros(),
+        &run.run_id,
+    ))
+    .unwrap_or_default();
     hex::encode(text)
 }
 
@@ -115,7 +120,8 @@ fn cursor(scope: &Scope, run: &RunRecord) -> String {
 fn parse_cursor(scope: &Scope, s: &str) -> Result<RunPosition, ApiError> {
     let bad = || ApiError::invalid("cursor", "not a cursor this query returned");
     let bytes = hex::decode(s).map_err(|_| bad())?;
-    let (fingerprint, micros, run_id): (String, i64, String) = serde_json::from_slice(&bytes).map_err(|_| bad())?;
+    let (fingerprint, micros, run_id): (String, i64, String) =
+        serde_json::from_slice(&bytes).map_err(|_| bad())?;
     if fingerprint != scope.fingerprint() || run_id.is_empty() {
         return Err(bad());
     }
@@ -244,8 +250,17 @@ mod tests {
         let c = cursor(&scope(Some("acme")), &run);
         let pos = parse_cursor(&scope(Some("acme")), &c).unwrap();
         assert_eq!((pos.created_at, pos.run_id.as_str()), (run.created_at, "r-1"));
-        assert_eq!(parse_cursor(&scope(Some("other")), &c).unwrap_err().code, "invalid_request");
-        assert_eq!(parse_cursor(&scope(None), &c).unwrap_err().code, "invalid_request");
-        assert_eq!(parse_cursor(&scope(Some("acme")), "zz").unwrap_err().code, "invalid_request");
+        assert_eq!(
+            parse_cursor(&scope(Some("other")), &c).unwrap_err().code,
+            "invalid_request"
+        );
+        assert_eq!(
+            parse_cursor(&scope(None), &c).unwrap_err().code,
+            "invalid_request"
+        );
+        assert_eq!(
+            parse_cursor(&scope(Some("acme")), "zz").unwrap_err().code,
+            "invalid_request"
+        );
     }
 }

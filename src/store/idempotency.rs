@@ -70,17 +70,24 @@ pub(crate) fn check_claim(c: &IdempotencyClaim) -> Result<(), StoreError> {
 /// Checks an answer before it is stored.
 pub(crate) fn check_answer(a: &StoredAnswer) -> Result<(), StoreError> {
     if a.body.contains('\0') || a.content_type.as_deref().is_some_and(|v| v.contains('\0')) {
-        return Err(StoreError::invalid("an idempotent answer must not contain NUL (U+0000)"));
+        return Err(StoreError::invalid(
+            "an idempotent answer must not contain NUL (U+0000)",
+        ));
     }
     if a.location.as_deref().is_some_and(|v| v.contains('\0')) {
-        return Err(StoreError::invalid("an idempotent answer must not contain NUL (U+0000)"));
+        return Err(StoreError::invalid(
+            "an idempotent answer must not contain NUL (U+0000)",
+        ));
     }
     Ok(())
 }
 
 /// `at` minus `age`, saturating at the earliest representable instant.
 fn before(at: DateTime<Utc>, age: Duration) -> DateTime<Utc> {
-    rules::micros(at.checked_sub_signed(rules::age(age)).unwrap_or(DateTime::<Utc>::MIN_UTC))
+    rules::micros(
+        at.checked_sub_signed(rules::age(age))
+            .unwrap_or(DateTime::<Utc>::MIN_UTC),
+    )
 }
 
 /// The instant at or before which an uncompleted claim is dead.

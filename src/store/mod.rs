@@ -95,12 +95,12 @@ use serde_json::Value;
 pub use error::StoreError;
 pub use idempotency::{ClaimOutcome, IdempotencyClaim, StoredAnswer};
 pub use rules::{CONTINUITY_BUDGET, CONTINUITY_TURNS, MAX_PAGE, RECEIPT_CAP, RECEIPT_MAX_AGE, micros, now};
+pub use search::{RunPosition, RunSearch};
 pub use types::{
     AgentIdentity, Approval, ApprovalState, ContinuityEntry, ContinuityKind, Declaration, EventRecord,
     FinalizeRequest, Lease, Lookup, NewEvent, Page, Query, Record, RetentionPolicy, RunRecord, RunState,
     SessionState, ThreadStatus,
 };
-pub use search::{RunPosition, RunSearch};
 pub use usage::{UsageFilter, UsageKey, UsageQuery, UsageRecord, UsageRow, UsageTotals};
 pub use writer::EventWriter;
 

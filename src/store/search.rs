@@ -43,9 +43,10 @@ impl RunSearch {
                 .as_ref()
                 .is_none_or(|k| run.thread_key.as_ref() == Some(k))
             && self.state.is_none_or(|s| s == run.state)
-            && self.before.as_ref().is_none_or(|p| {
-                (run.created_at, run.run_id.as_str()) < (p.created_at, p.run_id.as_str())
-            })
+            && self
+                .before
+                .as_ref()
+                .is_none_or(|p| (run.created_at, run.run_id.as_str()) < (p.created_at, p.run_id.as_str()))
     }
 
     /// The position just after `run` in this order (the cursor of the next page).

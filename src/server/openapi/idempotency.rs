@@ -59,7 +59,9 @@ impl utoipa::Modify for Idempotency {
 fn document(op: &mut Operation) {
     op.parameters
         .get_or_insert_with(Vec::new)
-        .push(RefOr::Ref(Ref::new(format!("#/components/parameters/{PARAMETER}"))));
+        .push(RefOr::Ref(Ref::new(format!(
+            "#/components/parameters/{PARAMETER}"
+        ))));
     for (status, response) in op.responses.responses.iter_mut() {
         if let (true, RefOr::T(response)) = (status.starts_with('2'), response) {
             response.headers.insert(

@@ -5,7 +5,9 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 
 use crate::store::StoreResult;
-use crate::store::idempotency::{ClaimOutcome, IdempotencyClaim, StoredAnswer, check_answer, check_claim, is_dead};
+use crate::store::idempotency::{
+    ClaimOutcome, IdempotencyClaim, StoredAnswer, check_answer, check_claim, is_dead,
+};
 use crate::store::rules::micros;
 
 /// One key's row.
@@ -51,7 +53,13 @@ impl Keys {
         Ok(ClaimOutcome::Claimed)
     }
 
-    pub(super) fn complete(&mut self, tenant: &str, key: &str, token: &str, answer: &StoredAnswer) -> StoreResult<bool> {
+    pub(super) fn complete(
+        &mut self,
+        tenant: &str,
+        key: &str,
+        token: &str,
+        answer: &StoredAnswer,
+    ) -> StoreResult<bool> {
         check_answer(answer)?;
         match self.keys.get_mut(&(tenant.to_owned(), key.to_owned())) {
             Some(e) if e.token == token && e.answer.is_none() => {

@@ -6,7 +6,8 @@ use chrono::{DateTime, Utc};
 use sqlx::PgPool;
 
 use crate::store::idempotency::{
-    ClaimOutcome, IdempotencyClaim, KeyRow, StoredAnswer, check_answer, check_claim, keep_cutoff, lapse_cutoff,
+    ClaimOutcome, IdempotencyClaim, KeyRow, StoredAnswer, check_answer, check_claim, keep_cutoff,
+    lapse_cutoff,
 };
 use crate::store::rules::micros;
 use crate::store::sql_error::map;
@@ -54,7 +55,9 @@ pub(super) async fn claim(pool: &PgPool, c: &IdempotencyClaim) -> StoreResult<Cl
             return row.outcome(c);
         }
     }
-    Err(StoreError::conflict("the idempotency key kept changing under the claim"))
+    Err(StoreError::conflict(
+        "the idempotency key kept changing under the claim",
+    ))
 }
 
 pub(super) async fn complete(

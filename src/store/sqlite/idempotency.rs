@@ -5,7 +5,8 @@ use chrono::{DateTime, Utc};
 use sqlx::SqlitePool;
 
 use crate::store::idempotency::{
-    ClaimOutcome, IdempotencyClaim, KeyRow, StoredAnswer, check_answer, check_claim, keep_cutoff, lapse_cutoff,
+    ClaimOutcome, IdempotencyClaim, KeyRow, StoredAnswer, check_answer, check_claim, keep_cutoff,
+    lapse_cutoff,
 };
 use crate::store::rules::to_micros;
 use crate::store::sql_error::map;
@@ -53,7 +54,9 @@ pub(super) async fn claim(pool: &SqlitePool, c: &IdempotencyClaim) -> StoreResul
             return row.outcome(c);
         }
     }
-    Err(StoreError::conflict("the idempotency key kept changing under the claim"))
+    Err(StoreError::conflict(
+        "the idempotency key kept changing under the claim",
+    ))
 }
 
 pub(super) async fn complete(

@@ -118,7 +118,10 @@ pub(super) async fn list_runs(
     rows::collect(rows, RunRow::into_record)
 }
 
-pub(super) async fn search_runs(pool: &SqlitePool, q: &crate::store::RunSearch) -> StoreResult<Vec<RunRecord>> {
+pub(super) async fn search_runs(
+    pool: &SqlitePool,
+    q: &crate::store::RunSearch,
+) -> StoreResult<Vec<RunRecord>> {
     let before = q.before.as_ref();
     let rows: Vec<RunRow> = sqlx::query_as(concat!(
         "SELECT ",

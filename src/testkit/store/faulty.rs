@@ -259,7 +259,10 @@ impl ThreadStore for Faulty {
         self.inner.usage(query).await
     }
 
-    async fn usage_total(&self, filter: &crate::store::UsageFilter) -> StoreResult<crate::store::UsageTotals> {
+    async fn usage_total(
+        &self,
+        filter: &crate::store::UsageFilter,
+    ) -> StoreResult<crate::store::UsageTotals> {
         self.inner.usage_total(filter).await
     }
 

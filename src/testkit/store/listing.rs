@@ -46,12 +46,20 @@ pub(super) async fn listing(kit: &Kit) {
     };
 
     let all = ok(C, "search a tenant", store.search_runs(&search(Some(&t1))).await);
-    ensure(C, ids(&all) == want(&["r7", "r6", "r5", "r4", "r3", "r2", "r1"]), || {
-        format!("newest first by created_at then run id, got {:?}", ids(&all))
-    });
-    ensure(C, all[1] == RunRecord { updated_at: all[1].updated_at, ..runs[5].clone() }, || {
-        format!("a listed run round-trips, got {:?}", all[1])
-    });
+    ensure(
+        C,
+        ids(&all) == want(&["r7", "r6", "r5", "r4", "r3", "r2", "r1"]),
+        || format!("newest first by created_at then run id, got {:?}", ids(&all)),
+    );
+    ensure(
+        C,
+        all[1]
+            == RunRecord {
+                updated_at: all[1].updated_at,
+                ..runs[5].clone()
+            },
+        || format!("a listed run round-trips, got {:?}", all[1]),
+    );
 
     let q = RunSearch {
         thread_key: Some("k1".into()),
@@ -84,9 +92,11 @@ pub(super) async fn listing(kit: &Kit) {
         q.before = Some(RunSearch::position_of(last));
         paged.extend(ids(&page));
     }
-    ensure(C, paged == want(&["r7", "r6", "r5", "r4", "r3", "r2", "r1"]), || {
-        format!("pages joined, got {paged:?}")
-    });
+    ensure(
+        C,
+        paged == want(&["r7", "r6", "r5", "r4", "r3", "r2", "r1"]),
+        || format!("pages joined, got {paged:?}"),
+    );
 
     let q = RunSearch {
         limit: crate::store::MAX_PAGE,
@@ -98,9 +108,11 @@ pub(super) async fn listing(kit: &Kit) {
         .filter(|r| r.tenant == t1 || r.tenant == t2)
         .map(|r| r.run_id.clone())
         .collect();
-    ensure(C, mine == want(&["r7", "r8", "r6", "r5", "r4", "r3", "r2", "r1"]), || {
-        format!("no tenant named: every tenant's runs, newest first, got {mine:?}")
-    });
+    ensure(
+        C,
+        mine == want(&["r7", "r8", "r6", "r5", "r4", "r3", "r2", "r1"]),
+        || format!("no tenant named: every tenant's runs, newest first, got {mine:?}"),
+    );
     let nobody = ok(
         C,
         "search an unknown tenant",

@@ -31,27 +31,36 @@ async fn post(base: &str, path: &str, key: &str, body: &str) -> reqwest::Respons
 
 /// The status, `Location`, `Idempotent-Replayed` and body text of an answer.
 async fn parts(resp: reqwest::Response) -> (u16, Option<String>, Option<String>, String) {
-    let header = |name: &str| {
-        resp.headers()
-            .get(name)
-            .map(|v| v.to_str().unwrap().to_owned())
-    };
+    let header = |name: &str| resp.headers().get(name).map(|v| v.to_str().unwrap().to_owned());
     let (location, replayed) = (header("location"), header("idempotent-replayed"));
-    (resp.status().as_u16(), location, replayed, resp.text().await.unwrap())
+    (
+        resp.status().as_u16(),
+        location,
+        replayed,
+        resp.text().await.unwrap(),
+    )
 }
 
 /// Replay, mismatch, a released non-2xx answer, and the other honouring routes.
 async fn walk(base: &str) {
     let path = "/v1/agents/reference/runs";
-    let (status, location, replayed, body) = parts(post(base, path, "key-1", r#"{"prompt":"hello"}"#).await).await;
+    let (status, location, replayed, body) =
+        parts(post(base, path, "key-1", r#"{"prompt":"hello"}"#).await).await;
     assert_eq!(status, 201, "{body}");
     assert_eq!(replayed, None, "a first answer is not a replay");
     let location = location.expect("a 201 has a Location");
     // The same request (keys reordered, whitespace added: the same JSON) replays the stored answer.
     let again = parts(post(base, path, "key-1", "{ \"prompt\" : \"hello\" }").await).await;
-    assert_eq!(again, (201, Some(location.clone()), Some("true".to_owned()), body.clone()));
+    assert_eq!(
+        again,
+        (201, Some(location.clone()), Some("true".to_owned()), body.clone())
+    );
     let runs = get_json(base, "/v1/runs").await;
-    assert_eq!(runs["runs"].as_array().unwrap().len(), 1, "one run started: {runs}");
+    assert_eq!(
+        runs["runs"].as_array().unwrap().len(),
+        1,
+        "one run started: {runs}"
+    );
 
     // The key with another body, or on another route, is a mismatch.
     let (status, code, err) = error_code(post(base, path, "key-1", r#"{"prompt":"bye"}"#).await).await;
@@ -75,11 +84,22 @@ async fn walk(base: &str) {
     let first = parts(post(base, threads, "key-3", create).await).await;
     assert!(first.0 == 201 || first.0 == 200, "{first:?}");
     let second = parts(post(base, threads, "key-3", create).await).await;
-    assert_eq!((second.0, second.2.as_deref(), &second.3), (first.0, Some("true"), &first.3));
+    assert_eq!(
+        (second.0, second.2.as_deref(), &second.3),
+        (first.0, Some("true"), &first.3)
+    );
     let on_thread = parts(post(base, other, "key-4", r#"{"prompt":"hi"}"#).await).await;
     assert_eq!(on_thread.0, 201, "{on_thread:?}");
     let replay = parts(post(base, other, "key-4", r#"{"prompt":"hi"}"#).await).await;
-    assert_eq!(replay, (201, on_thread.1.clone(), Some("true".to_owned()), on_thread.3.clone()));
+    assert_eq!(
+        replay,
+        (
+            201,
+            on_thread.1.clone(),
+            Some("true".to_owned()),
+            on_thread.3.clone()
+        )
+    );
 
     // A malformed key is refused before anything runs.
     let (status, code, err) = error_code(post(base, path, "two words", r#"{"prompt":"x"}"#).await).await;
@@ -149,16 +169,34 @@ async fn idempotency_a_request_in_flight_makes_the_same_key_409_then_replays() {
         let base = base.clone();
         async move { parts(post(&base, path, "k", body).await).await }
     });
-    tokio::time::timeout(BOUND, entered).await.expect("the first request is in flight").unwrap();
-    let resp = tokio::time::timeout(BOUND, post(&base, path, "k", body)).await.expect("answers at once");
-    let retry = resp.headers().get("retry-after").map(|v| v.to_str().unwrap().to_owned());
+    tokio::time::timeout(BOUND, entered)
+        .await
+        .expect("the first request is in flight")
+        .unwrap();
+    let resp = tokio::time::timeout(BOUND, post(&base, path, "k", body))
+        .await
+        .expect("answers at once");
+    let retry = resp
+        .headers()
+        .get("retry-after")
+        .map(|v| v.to_str().unwrap().to_owned());
     let (status, code, err) = error_code(resp).await;
-    assert_eq!((status, code.as_str(), retry.as_deref()), (409, "idempotency_in_progress", Some("1")), "{err}");
+    assert_eq!(
+        (status, code.as_str(), retry.as_deref()),
+        (409, "idempotency_in_progress", Some("1")),
+        "{err}"
+    );
     release.send(()).expect("the first request still waits");
-    let first = tokio::time::timeout(BOUND, first).await.expect("the first answers").unwrap();
+    let first = tokio::time::timeout(BOUND, first)
+        .await
+        .expect("the first answers")
+        .unwrap();
     assert_eq!((first.0, first.2.as_deref()), (201, None), "{first:?}");
     let replay = parts(post(&base, path, "k", body).await).await;
-    assert_eq!(replay, (201, first.1.clone(), Some("true".to_owned()), first.3.clone()));
+    assert_eq!(
+        replay,
+        (201, first.1.clone(), Some("true".to_owned()), first.3.clone())
+    );
     let runs = get_json(&base, "/v1/runs").await;
     assert_eq!(runs["runs"].as_array().unwrap().len(), 1, "{runs}");
     server.shutdown().await.unwrap();
@@ -178,19 +216,27 @@ async fn idempotency_keys_are_per_tenant() {
     let send = |key: &'static str, prompt: &'static str| {
         let base = base.clone();
         async move {
-            let resp = as_key(reqwest::Method::POST, format!("{base}/v1/agents/reference/runs"), key)
-                .header("idempotency-key", "shared-key")
-                .json(&json!({ "prompt": prompt }))
-                .send()
-                .await
-                .unwrap();
+            let resp = as_key(
+                reqwest::Method::POST,
+                format!("{base}/v1/agents/reference/runs"),
+                key,
+            )
+            .header("idempotency-key", "shared-key")
+            .json(&json!({ "prompt": prompt }))
+            .send()
+            .await
+            .unwrap();
             parts(resp).await
         }
     };
     let a = send(KEY_A, "from a").await;
     let b = send(KEY_B, "from b").await;
     assert_eq!((a.0, a.2.as_deref()), (201, None), "{a:?}");
-    assert_eq!((b.0, b.2.as_deref()), (201, None), "another tenant's key is another key: {b:?}");
+    assert_eq!(
+        (b.0, b.2.as_deref()),
+        (201, None),
+        "another tenant's key is another key: {b:?}"
+    );
     assert_ne!(a.3, b.3);
     let a_again = send(KEY_A, "from a").await;
     assert_eq!((a_again.2.as_deref(), &a_again.3), (Some("true"), &a.3));

@@ -40,8 +40,14 @@ async fn walk(base: &str) {
     assert_eq!(top["thread_key"], "t-1", "{top}");
     assert_eq!(top["state"], "succeeded", "{top}");
     assert_eq!(top["tenant"], agent_adaptor::runtime::DEFAULT_TENANT, "{top}");
-    assert!(top["created_at"].is_string() && top["ended_at"].is_string(), "{top}");
-    assert_eq!(top["usage"]["input_tokens"], last["result"]["usage"]["input_tokens"], "{top}");
+    assert!(
+        top["created_at"].is_string() && top["ended_at"].is_string(),
+        "{top}"
+    );
+    assert_eq!(
+        top["usage"]["input_tokens"], last["result"]["usage"]["input_tokens"],
+        "{top}"
+    );
     assert_eq!(all["runs"][2]["thread_key"], Value::Null, "{all}");
 
     // Filters.
@@ -168,9 +174,12 @@ async fn run_listing_a_tenant_sees_its_own_runs_and_the_operator_key_sees_every_
         started.push(run_id(&v));
     }
     let list = |key: &'static str, path: &'static str| {
-        let call = call.clone();
         async move {
-            let resp = call(reqwest::Method::GET, path.to_owned(), key).await.send().await.unwrap();
+            let resp = call(reqwest::Method::GET, path.to_owned(), key)
+                .await
+                .send()
+                .await
+                .unwrap();
             assert_eq!(resp.status(), 200, "GET {path}");
             resp.json::<Value>().await.unwrap()
         }
@@ -206,21 +215,32 @@ async fn run_listing_a_tenant_sees_its_own_runs_and_the_operator_key_sees_every_
 
     // A's cursor is A's: B (and the operator) get 422 for it.
     let page = list(KEY_A, "/v1/runs?limit=1").await;
-    let cursor = page["next_cursor"].as_str().expect("a full page has a cursor").to_owned();
+    let cursor = page["next_cursor"]
+        .as_str()
+        .expect("a full page has a cursor")
+        .to_owned();
     for key in [KEY_B, KEY_OPS] {
-        let resp = call(reqwest::Method::GET, format!("/v1/runs?limit=1&cursor={cursor}"), key)
-            .await
-            .send()
-            .await
-            .unwrap();
-        let (status, code, body) = error_code(resp).await;
-        assert_eq!((status, code.as_str()), (422, "invalid_request"), "{body}");
-    }
-    let resp = call(reqwest::Method::GET, format!("/v1/runs?limit=1&cursor={cursor}"), KEY_A)
+        let resp = call(
+            reqwest::Method::GET,
+            format!("/v1/runs?limit=1&cursor={cursor}"),
+            key,
+        )
         .await
         .send()
         .await
         .unwrap();
+        let (status, code, body) = error_code(resp).await;
+        assert_eq!((status, code.as_str()), (422, "invalid_request"), "{body}");
+    }
+    let resp = call(
+        reqwest::Method::GET,
+        format!("/v1/runs?limit=1&cursor={cursor}"),
+        KEY_A,
+    )
+    .await
+    .send()
+    .await
+    .unwrap();
     let second: Value = resp.json().await.unwrap();
     assert_eq!(ids(&second), [started[0].clone()], "{second}");
 
