@@ -173,16 +173,14 @@ async fn run_listing_a_tenant_sees_its_own_runs_and_the_operator_key_sees_every_
         let v: Value = resp.json().await.unwrap();
         started.push(run_id(&v));
     }
-    let list = |key: &'static str, path: &'static str| {
-        async move {
-            let resp = call(reqwest::Method::GET, path.to_owned(), key)
-                .await
-                .send()
-                .await
-                .unwrap();
-            assert_eq!(resp.status(), 200, "GET {path}");
-            resp.json::<Value>().await.unwrap()
-        }
+    let list = |key: &'static str, path: &'static str| async move {
+        let resp = call(reqwest::Method::GET, path.to_owned(), key)
+            .await
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), 200, "GET {path}");
+        resp.json::<Value>().await.unwrap()
     };
     let tenants = |v: &Value| -> Vec<String> {
         v["runs"]
