@@ -69,6 +69,8 @@ error_codes! {
     ThreadBusy = ("thread_busy", CONFLICT),
     /// The thread key is taken (or exists with other defaults).
     ThreadExists = ("thread_exists", CONFLICT),
+    /// An `Idempotency-Key` whose first request is still in flight (`Retry-After: 1`).
+    IdempotencyInProgress = ("idempotency_in_progress", CONFLICT),
     /// The run already finished.
     RunFinished = ("run_finished", CONFLICT),
     /// The run was cancelled.
@@ -89,6 +91,8 @@ error_codes! {
     UnsupportedMediaType = ("unsupported_media_type", UNSUPPORTED_MEDIA_TYPE),
     /// A well-formed value the service refuses (out of range, against its pattern).
     InvalidRequest = ("invalid_request", UNPROCESSABLE_ENTITY),
+    /// An `Idempotency-Key` reused for a different request.
+    IdempotencyMismatch = ("idempotency_mismatch", UNPROCESSABLE_ENTITY),
     /// The runtime refused the run's options.
     RunRefused = ("run_refused", UNPROCESSABLE_ENTITY),
     /// The driver cannot fork sessions.

@@ -88,7 +88,7 @@ impl From<PathRejection> for ApiError {
 }
 
 /// True when `e` or one of its sources is the connection's body deadline.
-fn timed_out(e: &(dyn std::error::Error + 'static)) -> bool {
+pub(super) fn timed_out(e: &(dyn std::error::Error + 'static)) -> bool {
     let mut at = Some(e);
     while let Some(err) = at {
         if err.is::<super::conn_io::BodyTimedOut>() {

@@ -417,7 +417,11 @@ mod tests {
             .with_max_active(2),
         );
         let a = l.acquire_run("a").unwrap();
-        assert_eq!(l.acquire_run("a").unwrap_err().code.as_str(), "too_many_runs", "429 first");
+        assert_eq!(
+            l.acquire_run("a").unwrap_err().code.as_str(),
+            "too_many_runs",
+            "429 first"
+        );
         let b = l.acquire_run("b").unwrap();
         assert!(l.is_full());
         let e = l.acquire_run("c").unwrap_err();

@@ -19,6 +19,8 @@
 //! | `runs` | the run registry, the per-run pump (every run's and every Standby execution's), live approvals |
 //! | `runlog`, `record` | a run's live log (a bounded window over the durable log); its writer to the store |
 //! | `reader` | the one reader of a run's log by cursor (window, then store; `lag`/`gap` notices) |
+//! | `listing` | `GET /v1/runs` and a thread's runs: newest first, filtered, cursor-paged, tenant-scoped |
+//! | `idempotency` | `Idempotency-Key` on the POSTs that start work: replay, mismatch, in progress |
 //! | `usage` | `GET /v1/usage`: usage per tenant, agent and thread (an operator key sees every tenant) |
 //! | `metering`, `budget` | each run's usage (tokens, cost from `[[prices]]`, CLI wall and CPU time); budgets that refuse (402) and stop runs |
 //! | `rest` | agents, runs, run events, approvals, messages, health |
@@ -56,10 +58,12 @@ mod extract;
 pub mod file;
 pub mod histograms;
 mod hyper_errors;
+pub mod idempotency;
 mod inspect;
 pub mod ip_limits;
 pub mod limits;
 mod listen;
+pub mod listing;
 mod location;
 pub mod metering;
 pub mod openapi;
@@ -233,8 +237,9 @@ pub struct RunningServer {
 
 /// The request headers a browser client may send cross-origin: JSON bodies, both API-key forms, SSE
 /// resumption, trace context and a client's own request id.
-pub const CORS_ALLOW_HEADERS: [&str; 7] = [
+pub const CORS_ALLOW_HEADERS: [&str; 8] = [
     "content-type",
+    "idempotency-key",
     "x-request-id",
     "authorization",
     "x-api-key",
@@ -262,6 +267,8 @@ fn cors(origins: &[String]) -> Option<CorsLayer> {
             .expose_headers([
                 HeaderName::from_static("retry-after"),
                 HeaderName::from_static("x-request-id"),
+                HeaderName::from_static("location"),
+                HeaderName::from_static(idempotency::REPLAYED),
             ]),
     )
 }
@@ -280,7 +287,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/v1/agents/{agent}/runs", post(rest::start_stateless))
         .route(
             "/v1/agents/{agent}/threads/{key}/runs",
-            post(rest::start_on_thread),
+            get(listing::list_thread).post(rest::start_on_thread),
         )
         .route(
             "/v1/agents/{agent}/threads",
@@ -306,6 +313,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         )
         .route("/v1/agents/{agent}/threads/{key}/archive", post(threads::archive))
         .route("/v1/agents/{agent}/threads/{key}/events", get(threads::history))
+        .route("/v1/runs", get(listing::list))
         .route("/v1/runs/{run_id}", get(rest::get_run))
         .route("/v1/runs/{run_id}/cancel", post(rest::cancel_run))
         .route("/v1/runs/{run_id}/events", get(rest::run_events))
@@ -313,6 +321,8 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/v1/runs/{run_id}/approvals", get(rest::list_approvals))
         .route("/v1/runs/{run_id}/approvals/{id}", post(rest::decide))
         .route("/v1/usage", get(usage::list))
+        // Inside the guard: an idempotency key is the authenticated tenant's.
+        .route_layer(middleware::from_fn_with_state(state.clone(), idempotency::guard))
         .route_layer(middleware::from_fn_with_state(state.clone(), auth::guard));
     let r = Router::new()
         .route("/", get(playground::page))

@@ -16,15 +16,18 @@ use bytes::Bytes;
 use utoipa::OpenApi;
 
 use super::error::ErrorCode;
+use super::listing::{RunList, RunSummary};
 use super::usage::{UsageList, UsageRowView, UsageTotalsView};
 use super::views::{ErrorBody, ErrorDetail};
 use super::{agui, inspect, playground, rest, standby, threads};
 
 mod errors;
 mod examples;
+mod idempotency;
 mod names;
 pub mod shapes;
 
+use idempotency::Idempotency;
 use names::Names;
 pub use names::OPERATIONS;
 
@@ -60,6 +63,8 @@ pub use names::OPERATIONS;
         standby::send,
         standby::cancel,
         standby::events,
+        super::listing::list,
+        super::listing::list_thread,
         rest::get_run,
         rest::cancel_run,
         rest::run_events,
@@ -68,14 +73,23 @@ pub use names::OPERATIONS;
         rest::decide,
         super::usage::list,
     ),
-    components(schemas(ErrorBody, ErrorDetail, ErrorCode, UsageList, UsageRowView, UsageTotalsView)),
+    components(schemas(
+        ErrorBody,
+        ErrorDetail,
+        ErrorCode,
+        UsageList,
+        UsageRowView,
+        UsageTotalsView,
+        RunList,
+        RunSummary
+    )),
     servers((url = "/", description = "The service that serves this document (default bind `127.0.0.1:8080`)")),
-    modifiers(&Security, &Names),
+    modifiers(&Security, &Names, &Idempotency),
     tags(
         (name = "health", description = "Liveness, readiness and Prometheus metrics"),
         (name = "agents", description = "The configured agents"),
         (name = "agui", description = "The AG-UI protocol: RunAgentInput in, AG-UI events out over SSE"),
-        (name = "runs", description = "Runs: start, state, cancel, SSE events with replay, messages"),
+        (name = "runs", description = "Runs: start, list, state, cancel, SSE events with replay, messages"),
         (name = "approvals", description = "Approval requests of a run and their answers"),
         (name = "threads", description = "Threads: create, list, status, fork, archive, history across runs"),
         (name = "standby", description = "Standby: a server-lifetime conversation on a thread (open, send, cancel, events, release)"),

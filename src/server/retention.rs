@@ -1,6 +1,6 @@
 //! The retention background task: applies the store's [`RetentionPolicy`] (events older than a maximum
 //! age, each tenant's oldest events beyond a cap) every `interval`, until shutdown, and counts what it did
-//! for `/metrics`.
+//! for `/metrics`; and at least hourly, purges the idempotency keys past their keep time.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
@@ -112,25 +112,51 @@ pub async fn pass(store: &dyn ThreadStore, settings: &RetentionSettings, metrics
         .store(chrono::Utc::now().timestamp_millis(), Ordering::Relaxed);
 }
 
-/// Spawns the task when `settings` has something to enforce; it stops when `stop` fires (a pass in
-/// progress finishes first).
+/// How often expired idempotency keys are purged (more often when `interval` is shorter).
+pub const KEY_PURGE_INTERVAL: Duration = Duration::from_secs(3600);
+
+/// Deletes the idempotency keys older than their keep time ([`super::idempotency::KEEP`]); returns how
+/// many went.
+pub async fn purge_keys(store: &dyn ThreadStore) -> Result<u64, crate::store::StoreError> {
+    let cutoff = crate::store::now()
+        - chrono::TimeDelta::from_std(super::idempotency::KEEP).unwrap_or(chrono::TimeDelta::MAX);
+    let n = store.purge_idempotency(cutoff).await?;
+    if n > 0 {
+        tracing::info!(deleted = n, "retention purged expired idempotency keys");
+    }
+    Ok(n)
+}
+
+/// Spawns the task (unless `interval` is zero): every `interval` it applies the event-log policy when
+/// `settings` has something to enforce, and at least hourly it purges expired idempotency keys. It stops
+/// when `stop` fires (a pass in progress finishes first).
 pub fn spawn(
     store: Arc<dyn ThreadStore>,
     settings: RetentionSettings,
     metrics: Arc<RetentionMetrics>,
     stop: CancellationToken,
 ) -> Option<JoinHandle<()>> {
-    if !settings.is_active() || settings.interval.is_zero() {
+    if settings.interval.is_zero() {
         return None;
     }
+    let every = settings.interval.min(KEY_PURGE_INTERVAL);
     Some(tokio::spawn(async move {
-        let mut tick =
-            tokio::time::interval_at(tokio::time::Instant::now() + settings.interval, settings.interval);
+        let start = tokio::time::Instant::now();
+        let mut tick = tokio::time::interval_at(start + every, every);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut next_pass = start + settings.interval;
         loop {
             tokio::select! {
                 () = stop.cancelled() => return,
-                _ = tick.tick() => pass(store.as_ref(), &settings, &metrics).await,
+                now = tick.tick() => {
+                    if settings.is_active() && now >= next_pass {
+                        next_pass = now + settings.interval;
+                        pass(store.as_ref(), &settings, &metrics).await;
+                    }
+                    if let Err(e) = purge_keys(store.as_ref()).await {
+                        tracing::warn!(error = %e, "could not purge idempotency keys");
+                    }
+                }
             }
         }
     }))

@@ -39,6 +39,10 @@
 //! * **Usage** is one metered record per finished run ([`UsageRecord`]: tokens, estimated cost, CLI wall
 //!   and CPU time), aggregated per tenant, agent and thread over a time range, and summed for budgets.
 //!   It is accounting data: retention does not delete it.
+//! * **Run listing** ([`search_runs`](ThreadStore::search_runs)) filters runs by tenant, agent, thread
+//!   and state, newest first, with a keyset position instead of an offset ([`RunSearch`]).
+//! * **Idempotency keys** ([`idempotency`]) remember, per tenant, which request claimed a key and the
+//!   answer it completed with, so the service replays a repeated request instead of running it twice.
 //! * **Declarations** are threads a host declared before their first run (run defaults, a fork's parent),
 //!   so a restart does not forget them; the defaults are opaque JSON to the store.
 //!
@@ -70,9 +74,11 @@
 mod columns;
 mod decode;
 mod error;
+pub mod idempotency;
 pub mod memory;
 pub mod postgres;
 mod rules;
+pub mod search;
 mod sql_error;
 pub mod sqlite;
 mod types;
@@ -87,7 +93,9 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 pub use error::StoreError;
+pub use idempotency::{ClaimOutcome, IdempotencyClaim, StoredAnswer};
 pub use rules::{CONTINUITY_BUDGET, CONTINUITY_TURNS, MAX_PAGE, RECEIPT_CAP, RECEIPT_MAX_AGE, micros, now};
+pub use search::{RunPosition, RunSearch};
 pub use types::{
     AgentIdentity, Approval, ApprovalState, ContinuityEntry, ContinuityKind, Declaration, EventRecord,
     FinalizeRequest, Lease, Lookup, NewEvent, Page, Query, Record, RetentionPolicy, RunRecord, RunState,
@@ -227,6 +235,16 @@ pub trait ThreadStore: Send + Sync + 'static {
         page: &Page,
     ) -> StoreResult<Vec<RunRecord>>;
 
+    /// The runs `search` selects, newest first (by `created_at`, then run id, both descending), strictly
+    /// before `search.before`, at most `search.limit`.
+    async fn search_runs(&self, search: &RunSearch) -> StoreResult<Vec<RunRecord>> {
+        let _ = search;
+        Err(StoreError::invalid(format!(
+            "the {} store does not list runs",
+            self.backend()
+        )))
+    }
+
     /// Marks every queued, running or parked run of `owner` as interrupted (the replica crashed);
     /// returns how many changed.
     async fn mark_interrupted(&self, owner: &str) -> StoreResult<u64>;
@@ -320,6 +338,56 @@ pub trait ThreadStore: Send + Sync + 'static {
         let _ = filter;
         Err(StoreError::invalid(format!(
             "the {} store does not meter usage",
+            self.backend()
+        )))
+    }
+
+    // ---- idempotency keys ----------------------------------------------------------------------------
+
+    /// Claims `(claim.tenant, claim.key)` for one request, atomically: of concurrent claimers exactly one
+    /// gets [`ClaimOutcome::Claimed`]. A key whose claim lapsed or whose completed answer outlived its keep
+    /// time is claimed afresh (whatever request it held). Otherwise a different `request_hash` is
+    /// [`ClaimOutcome::Mismatch`], a live claim [`ClaimOutcome::InProgress`], and a completed key
+    /// [`ClaimOutcome::Completed`] with its answer.
+    async fn claim_idempotency(&self, claim: &IdempotencyClaim) -> StoreResult<ClaimOutcome> {
+        let _ = claim;
+        Err(StoreError::invalid(format!(
+            "the {} store does not keep idempotency keys",
+            self.backend()
+        )))
+    }
+
+    /// Completes a claimed key with the answer to replay; false (nothing written) unless the claim with
+    /// `token` still holds the key.
+    async fn complete_idempotency(
+        &self,
+        tenant: &str,
+        key: &str,
+        token: &str,
+        answer: &StoredAnswer,
+    ) -> StoreResult<bool> {
+        let _ = (tenant, key, token, answer);
+        Err(StoreError::invalid(format!(
+            "the {} store does not keep idempotency keys",
+            self.backend()
+        )))
+    }
+
+    /// Releases a claimed key (its answer is not to be replayed); false unless the claim with `token`
+    /// still held it.
+    async fn release_idempotency(&self, tenant: &str, key: &str, token: &str) -> StoreResult<bool> {
+        let _ = (tenant, key, token);
+        Err(StoreError::invalid(format!(
+            "the {} store does not keep idempotency keys",
+            self.backend()
+        )))
+    }
+
+    /// Deletes every key created at or before `cutoff`, completed or not; returns how many.
+    async fn purge_idempotency(&self, cutoff: DateTime<Utc>) -> StoreResult<u64> {
+        let _ = cutoff;
+        Err(StoreError::invalid(format!(
+            "the {} store does not keep idempotency keys",
             self.backend()
         )))
     }

@@ -1,4 +1,4 @@
-//! The store story: [`check_store`] runs one sequence of clauses (`STORE-01` … `STORE-18`) that every
+//! The store story: [`check_store`] runs one sequence of clauses (`STORE-01` … `STORE-24`) that every
 //! [`ThreadStore`] backend must pass, and panics with the clause id and a clear message at the first
 //! failure. Backends get a one-line test each (`tests/it/store.rs`); [`faulty::Faulty`] wraps a correct
 //! store with one deliberate bug so the kit itself can be tested (it must reject every fault).
@@ -27,6 +27,8 @@
 //! | STORE-20 | crash recovery: a dead owner's unfinished runs are listed, a broken lease is free at once, a run's pending approvals are abandoned |
 //! | STORE-21 | NUL round-trips inside every JSON payload (events, runs, approvals, declarations) and is refused in identifiers, alike on every store |
 //! | STORE-22 | metered usage: one record per run, aggregated per tenant/agent/thread over a time range in key order with a cursor, every tenant only when none is named, totals for budgets |
+//! | STORE-23 | run listing: filtered by tenant, agent, thread and state, newest first by `(created_at, run_id)`, keyset pages with no gap or duplicate, every tenant only when none is named |
+//! | STORE-24 | idempotency keys: of concurrent claimers exactly one wins; complete and replay, mismatch, release, a lapsed claim or outlived answer claimed afresh, per tenant, purge by age |
 //!
 //! The story needs a **fresh, empty store**: STORE-01 checks retention, which is store-wide, by exact
 //! counts. Everything else is namespaced by a random suffix. Clauses with lease expiry sleep for a few
@@ -34,7 +36,9 @@
 
 pub mod faulty;
 mod history;
+mod idempotency;
 mod leases;
+mod listing;
 mod log;
 mod nul;
 mod recovery;
@@ -81,6 +85,8 @@ pub async fn check_store(store: Arc<dyn ThreadStore>) {
     recovery::recovery(&kit).await;
     nul::nul(&kit).await;
     usage::usage(&kit).await;
+    listing::listing(&kit).await;
+    idempotency::idempotency(&kit).await;
 }
 
 /// The store under test plus a per-run namespace for tenants, keys and targets.

@@ -133,6 +133,21 @@ pub const OPERATIONS: &[(&str, &str, &str, &str, &str)] = &[
     ),
     (
         "get",
+        "/v1/runs",
+        "runs_list",
+        "List runs",
+        "The caller's runs, newest first, filtered by state and agent and paged by an opaque cursor; an operator \
+      key lists every tenant's runs.",
+    ),
+    (
+        "get",
+        "/v1/agents/{agent}/threads/{key}/runs",
+        "runs_list_thread",
+        "List a thread's runs",
+        "The runs of one thread, newest first, filtered by state and paged by an opaque cursor.",
+    ),
+    (
+        "get",
         "/v1/usage",
         "usage_list",
         "Metered usage",

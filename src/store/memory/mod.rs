@@ -4,6 +4,7 @@
 //! three); only durability differs: the data is gone when the store is dropped.
 
 mod declarations;
+mod idempotency;
 mod log;
 mod service;
 mod threads;
@@ -35,6 +36,7 @@ struct Inner {
     service: service::Service,
     declarations: declarations::Declarations,
     usage: usage::Usage,
+    keys: idempotency::Keys,
 }
 
 impl MemoryStore {
@@ -162,6 +164,10 @@ impl ThreadStore for MemoryStore {
         Ok(self.lock().service.list_runs(tenant, thread_key, page))
     }
 
+    async fn search_runs(&self, search: &crate::store::RunSearch) -> StoreResult<Vec<RunRecord>> {
+        Ok(self.lock().service.search_runs(search))
+    }
+
     async fn mark_interrupted(&self, owner: &str) -> StoreResult<u64> {
         Ok(self.lock().service.mark_interrupted(owner))
     }
@@ -218,6 +224,31 @@ impl ThreadStore for MemoryStore {
     ) -> StoreResult<crate::store::UsageTotals> {
         crate::store::rules::require("tenant", &filter.tenant)?;
         Ok(self.lock().usage.total(filter))
+    }
+
+    async fn claim_idempotency(
+        &self,
+        claim: &crate::store::IdempotencyClaim,
+    ) -> StoreResult<crate::store::ClaimOutcome> {
+        self.lock().keys.claim(claim)
+    }
+
+    async fn complete_idempotency(
+        &self,
+        tenant: &str,
+        key: &str,
+        token: &str,
+        answer: &crate::store::StoredAnswer,
+    ) -> StoreResult<bool> {
+        self.lock().keys.complete(tenant, key, token, answer)
+    }
+
+    async fn release_idempotency(&self, tenant: &str, key: &str, token: &str) -> StoreResult<bool> {
+        Ok(self.lock().keys.release(tenant, key, token))
+    }
+
+    async fn purge_idempotency(&self, cutoff: DateTime<Utc>) -> StoreResult<u64> {
+        Ok(self.lock().keys.purge(cutoff))
     }
 
     async fn put_declaration(&self, declaration: &Declaration) -> StoreResult<()> {

@@ -69,6 +69,17 @@ impl Service {
             .collect()
     }
 
+    /// Newest first by `(created_at, run_id)`.
+    pub(super) fn search_runs(&self, search: &crate::store::RunSearch) -> Vec<RunRecord> {
+        let mut found: Vec<&RunRecord> = self.runs.values().filter(|run| search.matches(run)).collect();
+        found.sort_by(|a, b| (b.created_at, &b.run_id).cmp(&(a.created_at, &a.run_id)));
+        found
+            .into_iter()
+            .take(search.limit.min(rules::MAX_PAGE) as usize)
+            .cloned()
+            .collect()
+    }
+
     pub(super) fn mark_interrupted(&mut self, owner: &str) -> u64 {
         let now = rules::now();
         let mut changed = 0;

@@ -7,6 +7,7 @@
 //! it to share a database with other applications.
 
 mod declarations;
+mod idempotency;
 mod log;
 mod nul;
 mod rows;
@@ -268,6 +269,10 @@ impl ThreadStore for PostgresStore {
         service::list_runs(&self.pool, tenant, thread_key, page).await
     }
 
+    async fn search_runs(&self, search: &crate::store::RunSearch) -> StoreResult<Vec<RunRecord>> {
+        service::search_runs(&self.pool, search).await
+    }
+
     async fn mark_interrupted(&self, owner: &str) -> StoreResult<u64> {
         service::mark_interrupted(&self.pool, owner).await
     }
@@ -323,6 +328,31 @@ impl ThreadStore for PostgresStore {
         filter: &crate::store::UsageFilter,
     ) -> StoreResult<crate::store::UsageTotals> {
         usage::total(&self.pool, filter).await
+    }
+
+    async fn claim_idempotency(
+        &self,
+        claim: &crate::store::IdempotencyClaim,
+    ) -> StoreResult<crate::store::ClaimOutcome> {
+        idempotency::claim(&self.pool, claim).await
+    }
+
+    async fn complete_idempotency(
+        &self,
+        tenant: &str,
+        key: &str,
+        token: &str,
+        answer: &crate::store::StoredAnswer,
+    ) -> StoreResult<bool> {
+        idempotency::complete(&self.pool, tenant, key, token, answer).await
+    }
+
+    async fn release_idempotency(&self, tenant: &str, key: &str, token: &str) -> StoreResult<bool> {
+        idempotency::release(&self.pool, tenant, key, token).await
+    }
+
+    async fn purge_idempotency(&self, cutoff: chrono::DateTime<chrono::Utc>) -> StoreResult<u64> {
+        idempotency::purge(&self.pool, cutoff).await
     }
 
     async fn put_declaration(&self, declaration: &Declaration) -> StoreResult<()> {

@@ -114,6 +114,29 @@ pub(super) async fn list_runs(
     rows::collect(rows, RunRow::into_record)
 }
 
+pub(super) async fn search_runs(pool: &PgPool, q: &crate::store::RunSearch) -> StoreResult<Vec<RunRecord>> {
+    let before = q.before.as_ref();
+    let rows: Vec<RunRow> = sqlx::query_as(concat!(
+        "SELECT ",
+        run_columns!(),
+        " FROM runs WHERE ($1::text IS NULL OR tenant = $1) AND ($2::text IS NULL OR agent = $2) \
+         AND ($3::text IS NULL OR thread_key = $3) AND ($4::text IS NULL OR state = $4) \
+         AND ($5::timestamptz IS NULL OR (created_at, run_id) < ($5, $6::text COLLATE \"C\")) \
+         ORDER BY created_at DESC, run_id DESC LIMIT $7"
+    ))
+    .bind(q.tenant.as_deref())
+    .bind(q.agent.as_deref())
+    .bind(q.thread_key.as_deref())
+    .bind(q.state.map(RunState::as_str))
+    .bind(before.map(|p| p.created_at))
+    .bind(before.map(|p| p.run_id.as_str()))
+    .bind(rules::limit(q.limit))
+    .fetch_all(pool)
+    .await
+    .map_err(map)?;
+    rows::collect(rows, RunRow::into_record)
+}
+
 pub(super) async fn mark_interrupted(pool: &PgPool, owner: &str) -> StoreResult<u64> {
     let done = sqlx::query(
         "UPDATE runs SET state = 'interrupted', updated_at = $2 \

@@ -14,6 +14,7 @@
 //! an operating-system crash or power loss can lose the last commits.
 
 mod declarations;
+mod idempotency;
 mod log;
 mod rows;
 mod service;
@@ -256,6 +257,10 @@ impl ThreadStore for SqliteStore {
         service::list_runs(&self.reader, tenant, thread_key, page).await
     }
 
+    async fn search_runs(&self, search: &crate::store::RunSearch) -> StoreResult<Vec<RunRecord>> {
+        service::search_runs(&self.reader, search).await
+    }
+
     async fn mark_interrupted(&self, owner: &str) -> StoreResult<u64> {
         service::mark_interrupted(&self.writer, owner).await
     }
@@ -317,6 +322,31 @@ impl ThreadStore for SqliteStore {
         filter: &crate::store::UsageFilter,
     ) -> StoreResult<crate::store::UsageTotals> {
         usage::total(&self.reader, filter).await
+    }
+
+    async fn claim_idempotency(
+        &self,
+        claim: &crate::store::IdempotencyClaim,
+    ) -> StoreResult<crate::store::ClaimOutcome> {
+        idempotency::claim(&self.writer, claim).await
+    }
+
+    async fn complete_idempotency(
+        &self,
+        tenant: &str,
+        key: &str,
+        token: &str,
+        answer: &crate::store::StoredAnswer,
+    ) -> StoreResult<bool> {
+        idempotency::complete(&self.writer, tenant, key, token, answer).await
+    }
+
+    async fn release_idempotency(&self, tenant: &str, key: &str, token: &str) -> StoreResult<bool> {
+        idempotency::release(&self.writer, tenant, key, token).await
+    }
+
+    async fn purge_idempotency(&self, cutoff: chrono::DateTime<chrono::Utc>) -> StoreResult<u64> {
+        idempotency::purge(&self.writer, cutoff).await
     }
 
     async fn put_declaration(&self, declaration: &Declaration) -> StoreResult<()> {

@@ -27,16 +27,19 @@ pub enum Fault {
     SplitBatches,
     /// A second declaration of a taken thread key "succeeds" (create is no longer a compare-and-set).
     DuplicateDeclarations,
+    /// A claim of an idempotency key in progress also "wins" (the claim is no longer atomic).
+    DoubleClaim,
 }
 
 impl Fault {
     /// Every fault.
-    pub const ALL: [Fault; 5] = [
+    pub const ALL: [Fault; 6] = [
         Fault::IgnoreLeaseTokens,
         Fault::NoForkCompareAndSet,
         Fault::DoubleResolve,
         Fault::SplitBatches,
         Fault::DuplicateDeclarations,
+        Fault::DoubleClaim,
     ];
 
     /// The clause that must catch this fault first.
@@ -47,6 +50,7 @@ impl Fault {
             Fault::DoubleResolve => "STORE-16",
             Fault::SplitBatches => "STORE-14",
             Fault::DuplicateDeclarations => "STORE-19",
+            Fault::DoubleClaim => "STORE-24",
         }
     }
 }
@@ -193,6 +197,10 @@ impl ThreadStore for Faulty {
         self.inner.list_runs(tenant, thread_key, page).await
     }
 
+    async fn search_runs(&self, search: &crate::store::RunSearch) -> StoreResult<Vec<RunRecord>> {
+        self.inner.search_runs(search).await
+    }
+
     async fn mark_interrupted(&self, owner: &str) -> StoreResult<u64> {
         self.inner.mark_interrupted(owner).await
     }
@@ -243,6 +251,50 @@ impl ThreadStore for Faulty {
     ) -> StoreResult<Vec<Approval>> {
         self.inner.list_approvals(tenant, run_id, only_pending).await
     }
+    async fn put_usage(&self, usage: &crate::store::UsageRecord) -> StoreResult<()> {
+        self.inner.put_usage(usage).await
+    }
+
+    async fn usage(&self, query: &crate::store::UsageQuery) -> StoreResult<Vec<crate::store::UsageRow>> {
+        self.inner.usage(query).await
+    }
+
+    async fn usage_total(
+        &self,
+        filter: &crate::store::UsageFilter,
+    ) -> StoreResult<crate::store::UsageTotals> {
+        self.inner.usage_total(filter).await
+    }
+
+    async fn claim_idempotency(
+        &self,
+        claim: &crate::store::IdempotencyClaim,
+    ) -> StoreResult<crate::store::ClaimOutcome> {
+        let outcome = self.inner.claim_idempotency(claim).await?;
+        if self.fault == Fault::DoubleClaim && outcome == crate::store::ClaimOutcome::InProgress {
+            return Ok(crate::store::ClaimOutcome::Claimed);
+        }
+        Ok(outcome)
+    }
+
+    async fn complete_idempotency(
+        &self,
+        tenant: &str,
+        key: &str,
+        token: &str,
+        answer: &crate::store::StoredAnswer,
+    ) -> StoreResult<bool> {
+        self.inner.complete_idempotency(tenant, key, token, answer).await
+    }
+
+    async fn release_idempotency(&self, tenant: &str, key: &str, token: &str) -> StoreResult<bool> {
+        self.inner.release_idempotency(tenant, key, token).await
+    }
+
+    async fn purge_idempotency(&self, cutoff: DateTime<Utc>) -> StoreResult<u64> {
+        self.inner.purge_idempotency(cutoff).await
+    }
+
     async fn put_declaration(&self, declaration: &Declaration) -> StoreResult<()> {
         match self.inner.put_declaration(declaration).await {
             Err(StoreError::AlreadyExists { .. }) if self.fault == Fault::DuplicateDeclarations => Ok(()),

@@ -12,7 +12,7 @@ mod nul;
 mod panics;
 mod race;
 mod store_errors;
-mod tripwire;
+pub(crate) mod tripwire;
 
 /// Runs `body` with the URL of a Postgres database created for it from `DATABASE_URL` and dropped
 /// afterwards, also when `body` panics (the panic is resumed after the drop). Without `DATABASE_URL` it

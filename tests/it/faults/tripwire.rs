@@ -161,6 +161,9 @@ impl ThreadStore for Tripwire {
     async fn list_runs(&self, t: &str, k: Option<&str>, p: &Page) -> StoreResult<Vec<RunRecord>> {
         self.inner.list_runs(t, k, p).await
     }
+    async fn search_runs(&self, search: &agent_adaptor::store::RunSearch) -> StoreResult<Vec<RunRecord>> {
+        self.inner.search_runs(search).await
+    }
     async fn mark_interrupted(&self, o: &str) -> StoreResult<u64> {
         self.inner.mark_interrupted(o).await
     }
@@ -188,6 +191,27 @@ impl ThreadStore for Tripwire {
     async fn list_approvals(&self, t: &str, r: &str, p: bool) -> StoreResult<Vec<Approval>> {
         self.inner.list_approvals(t, r, p).await
     }
+    async fn claim_idempotency(
+        &self,
+        claim: &agent_adaptor::store::IdempotencyClaim,
+    ) -> StoreResult<agent_adaptor::store::ClaimOutcome> {
+        self.inner.claim_idempotency(claim).await
+    }
+
+    async fn complete_idempotency(
+        &self,
+        tenant: &str,
+        key: &str,
+        token: &str,
+        answer: &agent_adaptor::store::StoredAnswer,
+    ) -> StoreResult<bool> {
+        self.inner.complete_idempotency(tenant, key, token, answer).await
+    }
+
+    async fn release_idempotency(&self, tenant: &str, key: &str, token: &str) -> StoreResult<bool> {
+        self.inner.release_idempotency(tenant, key, token).await
+    }
+
     async fn put_declaration(&self, declaration: &Declaration) -> StoreResult<()> {
         self.inner.put_declaration(declaration).await
     }

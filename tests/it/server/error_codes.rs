@@ -55,6 +55,8 @@ const STATUSES: &[(&str, u16)] = &[
     ("store_unavailable", 503),
     ("shutting_down", 503),
     ("capacity_exhausted", 503),
+    ("idempotency_in_progress", 409),
+    ("idempotency_mismatch", 422),
     ("too_many_connections", 503),
 ];
 

@@ -311,6 +311,11 @@ fn cases(run: &str) -> Vec<Case> {
             "/v1/runs/RUN/approvals?pending=maybe",
         ),
         ("/v1/usage", "/v1/usage?from=yesterday"),
+        ("/v1/runs", "/v1/runs?state=exploded"),
+        (
+            "/v1/agents/{agent}/threads/{key}/runs",
+            "/v1/agents/reference/threads/t/runs?state=exploded",
+        ),
     ] {
         out.push(case(
             "get",
@@ -340,6 +345,12 @@ fn cases(run: &str) -> Vec<Case> {
         ),
         ("/v1/runs/{run_id}/events", "/v1/runs/RUN/events?after=%2B5"),
         ("/v1/usage", "/v1/usage?limit=0"),
+        ("/v1/runs", "/v1/runs?limit=0"),
+        ("/v1/runs", "/v1/runs?cursor=zz"),
+        (
+            "/v1/agents/{agent}/threads/{key}/runs",
+            "/v1/agents/reference/threads/t/runs?limit=501",
+        ),
     ] {
         out.push(case(
             "get",

@@ -1,0 +1,251 @@
+//! `Idempotency-Key` through the real router: a repeated request replays the first 2xx answer (same
+//! status, body and `Location`, `Idempotent-Replayed: true`) and starts nothing; another request under
+//! the key is 422 `idempotency_mismatch`; a request in flight makes a concurrent one 409
+//! `idempotency_in_progress` with `Retry-After: 1`; a non-2xx answer is not kept; keys are per tenant;
+//! on the memory store, SQLite and Postgres.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use agent_adaptor::server::{Server, ServerConfig, TenantSpec};
+use agent_adaptor::store::memory::MemoryStore;
+use serde_json::{Value, json};
+
+use super::tenancy::{KEY_A, KEY_B, as_key};
+use super::{client, error_code, get_json};
+use crate::faults::tripwire::Tripwire;
+
+const BOUND: Duration = Duration::from_secs(10);
+
+/// `POST {base}{path}` with `body` (sent as the raw text given) and the key.
+async fn post(base: &str, path: &str, key: &str, body: &str) -> reqwest::Response {
+    client()
+        .post(format!("{base}{path}"))
+        .header("content-type", "application/json")
+        .header("idempotency-key", key)
+        .body(body.to_owned())
+        .send()
+        .await
+        .unwrap()
+}
+
+/// The status, `Location`, `Idempotent-Replayed` and body text of an answer.
+async fn parts(resp: reqwest::Response) -> (u16, Option<String>, Option<String>, String) {
+    let header = |name: &str| resp.headers().get(name).map(|v| v.to_str().unwrap().to_owned());
+    let (location, replayed) = (header("location"), header("idempotent-replayed"));
+    (
+        resp.status().as_u16(),
+        location,
+        replayed,
+        resp.text().await.unwrap(),
+    )
+}
+
+/// Replay, mismatch, a released non-2xx answer, and the other honouring routes.
+async fn walk(base: &str) {
+    let path = "/v1/agents/reference/runs";
+    let (status, location, replayed, body) =
+        parts(post(base, path, "key-1", r#"{"prompt":"hello"}"#).await).await;
+    assert_eq!(status, 201, "{body}");
+    assert_eq!(replayed, None, "a first answer is not a replay");
+    let location = location.expect("a 201 has a Location");
+    // The same request (keys reordered, whitespace added: the same JSON) replays the stored answer.
+    let again = parts(post(base, path, "key-1", "{ \"prompt\" : \"hello\" }").await).await;
+    assert_eq!(
+        again,
+        (201, Some(location.clone()), Some("true".to_owned()), body.clone())
+    );
+    let runs = get_json(base, "/v1/runs").await;
+    assert_eq!(
+        runs["runs"].as_array().unwrap().len(),
+        1,
+        "one run started: {runs}"
+    );
+
+    // The key with another body, or on another route, is a mismatch.
+    let (status, code, err) = error_code(post(base, path, "key-1", r#"{"prompt":"bye"}"#).await).await;
+    assert_eq!((status, code.as_str()), (422, "idempotency_mismatch"), "{err}");
+    let other = "/v1/agents/reference/threads/t-1/runs";
+    let (status, code, err) = error_code(post(base, other, "key-1", r#"{"prompt":"hello"}"#).await).await;
+    assert_eq!((status, code.as_str()), (422, "idempotency_mismatch"), "{err}");
+
+    // A non-2xx answer is not kept: the same request runs again, and a corrected one is no mismatch.
+    let bad = r#"{"prompt":"hello","timeout_ms":0}"#;
+    for _ in 0..2 {
+        let (status, _, replayed, body) = parts(post(base, path, "key-2", bad).await).await;
+        assert_eq!((status, replayed), (422, None), "{body}");
+    }
+    let (status, _, replayed, body) = parts(post(base, path, "key-2", r#"{"prompt":"fixed"}"#).await).await;
+    assert_eq!((status, replayed), (201, None), "{body}");
+
+    // Thread creation and a thread run replay too.
+    let threads = "/v1/agents/reference/threads";
+    let create = r#"{"key":"idem-thread"}"#;
+    let first = parts(post(base, threads, "key-3", create).await).await;
+    assert!(first.0 == 201 || first.0 == 200, "{first:?}");
+    let second = parts(post(base, threads, "key-3", create).await).await;
+    assert_eq!(
+        (second.0, second.2.as_deref(), &second.3),
+        (first.0, Some("true"), &first.3)
+    );
+    let on_thread = parts(post(base, other, "key-4", r#"{"prompt":"hi"}"#).await).await;
+    assert_eq!(on_thread.0, 201, "{on_thread:?}");
+    let replay = parts(post(base, other, "key-4", r#"{"prompt":"hi"}"#).await).await;
+    assert_eq!(
+        replay,
+        (
+            201,
+            on_thread.1.clone(),
+            Some("true".to_owned()),
+            on_thread.3.clone()
+        )
+    );
+
+    // A malformed key is refused before anything runs.
+    let (status, code, err) = error_code(post(base, path, "two words", r#"{"prompt":"x"}"#).await).await;
+    assert_eq!((status, code.as_str()), (422, "invalid_request"), "{err}");
+    // Without the header nothing changes: two requests, two runs.
+    let before = get_json(base, "/v1/runs").await["runs"].as_array().unwrap().len();
+    for _ in 0..2 {
+        let resp = client()
+            .post(format!("{base}{path}"))
+            .json(&json!({"prompt": "plain"}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), 201);
+    }
+    let after = get_json(base, "/v1/runs").await["runs"].as_array().unwrap().len();
+    assert_eq!(after, before + 2);
+}
+
+#[tokio::test]
+async fn idempotency_replays_and_refuses_on_memory() {
+    let server = Server::start(ServerConfig::for_tests()).await.unwrap();
+    walk(&server.url()).await;
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn idempotency_replays_and_refuses_on_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = ServerConfig::for_tests();
+    config.store_url = format!("sqlite://{}", dir.path().join("s.db").display());
+    let server = Server::start(config).await.unwrap();
+    walk(&server.url()).await;
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn idempotency_replays_and_refuses_on_postgres() {
+    let Some(url) = crate::store::pg::database_url("idempotency_replays_and_refuses_on_postgres") else {
+        return;
+    };
+    let at = url.clone();
+    crate::store::pg::with_schema(&url, |schema| async move {
+        let store = crate::store::pg::store_in(&at, &schema).await;
+        let server = Server::start_with_store(ServerConfig::for_tests(), Arc::new(store))
+            .await
+            .unwrap();
+        walk(&server.url()).await;
+        server.shutdown().await.unwrap();
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idempotency_a_request_in_flight_makes_the_same_key_409_then_replays() {
+    let store = Arc::new(Tripwire::new(Arc::new(MemoryStore::new())));
+    let server = Server::start_with_store(ServerConfig::for_tests(), store.clone())
+        .await
+        .unwrap();
+    let base = server.url();
+    let path = "/v1/agents/reference/threads/raced/runs";
+    let body = r#"{"prompt":"hello"}"#;
+
+    // The first request holds the key, paused inside admission (its thread-declaration lookup).
+    let (entered, release) = store.pause_next_declaration();
+    let first = tokio::spawn({
+        let base = base.clone();
+        async move { parts(post(&base, path, "k", body).await).await }
+    });
+    tokio::time::timeout(BOUND, entered)
+        .await
+        .expect("the first request is in flight")
+        .unwrap();
+    let resp = tokio::time::timeout(BOUND, post(&base, path, "k", body))
+        .await
+        .expect("answers at once");
+    let retry = resp
+        .headers()
+        .get("retry-after")
+        .map(|v| v.to_str().unwrap().to_owned());
+    let (status, code, err) = error_code(resp).await;
+    assert_eq!(
+        (status, code.as_str(), retry.as_deref()),
+        (409, "idempotency_in_progress", Some("1")),
+        "{err}"
+    );
+    release.send(()).expect("the first request still waits");
+    let first = tokio::time::timeout(BOUND, first)
+        .await
+        .expect("the first answers")
+        .unwrap();
+    assert_eq!((first.0, first.2.as_deref()), (201, None), "{first:?}");
+    let replay = parts(post(&base, path, "k", body).await).await;
+    assert_eq!(
+        replay,
+        (201, first.1.clone(), Some("true".to_owned()), first.3.clone())
+    );
+    let runs = get_json(&base, "/v1/runs").await;
+    assert_eq!(runs["runs"].as_array().unwrap().len(), 1, "{runs}");
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn idempotency_keys_are_per_tenant() {
+    let config = ServerConfig {
+        tenants: vec![
+            TenantSpec::new("a").key(KEY_A).unwrap(),
+            TenantSpec::new("b").key(KEY_B).unwrap(),
+        ],
+        ..ServerConfig::for_tests()
+    };
+    let server = Server::start(config).await.unwrap();
+    let base = server.url();
+    let send = |key: &'static str, prompt: &'static str| {
+        let base = base.clone();
+        async move {
+            let resp = as_key(
+                reqwest::Method::POST,
+                format!("{base}/v1/agents/reference/runs"),
+                key,
+            )
+            .header("idempotency-key", "shared-key")
+            .json(&json!({ "prompt": prompt }))
+            .send()
+            .await
+            .unwrap();
+            parts(resp).await
+        }
+    };
+    let a = send(KEY_A, "from a").await;
+    let b = send(KEY_B, "from b").await;
+    assert_eq!((a.0, a.2.as_deref()), (201, None), "{a:?}");
+    assert_eq!(
+        (b.0, b.2.as_deref()),
+        (201, None),
+        "another tenant's key is another key: {b:?}"
+    );
+    assert_ne!(a.3, b.3);
+    let a_again = send(KEY_A, "from a").await;
+    assert_eq!((a_again.2.as_deref(), &a_again.3), (Some("true"), &a.3));
+    let b_view: Value = serde_json::from_str(&b.3).unwrap();
+    let b_run = b_view["run_id"].as_str().unwrap();
+    let resp = as_key(reqwest::Method::GET, format!("{base}/v1/runs/{b_run}"), KEY_A)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 404, "a replay never leaks another tenant's answer");
+    server.shutdown().await.unwrap();
+}
