@@ -142,6 +142,12 @@ async fn capacity_max_active_answers_503_across_tenants_and_readyz_is_not_ready_
             "{path}: {body}"
         );
         assert_eq!(retry.as_deref(), Some("5"), "{path}");
+        // A refusal of a healthy replica, not a fault: its own words, no error id to look up.
+        let message = body["error"]["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains("max_active") && !message.contains("error id"),
+            "{path}: {message}"
+        );
     }
     let (status, code, _) = error_code(client().get(format!("{base}/readyz")).send().await.unwrap()).await;
     assert_eq!((status, code.as_str()), (503, "capacity_exhausted"));
