@@ -249,3 +249,116 @@ async fn idempotency_keys_are_per_tenant() {
     assert_eq!(resp.status(), 404, "a replay never leaks another tenant's answer");
     server.shutdown().await.unwrap();
 }
+
+/// `POST` with `body` and, when given, an `Idempotency-Key`.
+async fn post_json(base: &str, path: &str, key: Option<&str>, body: Value) -> reqwest::Response {
+    let mut req = client().post(format!("{base}{path}")).json(&body);
+    if let Some(key) = key {
+        req = req.header("idempotency-key", key);
+    }
+    req.send().await.unwrap()
+}
+
+/// A retried approval answer or fork gets the first answer back instead of the conflict the same request
+/// without a key gets (409 `approval_resolved`, 409 `thread_exists`): a client that lost the first answer
+/// to a network cut can retry safely.
+#[tokio::test]
+async fn idempotency_an_approval_answer_and_a_fork_replay_where_a_plain_retry_conflicts() {
+    let server = super::start().await;
+    let base = server.url();
+
+    // A run parked on a permission request.
+    let run = super::start_run(
+        &base,
+        "/v1/agents/reference/runs",
+        json!({"prompt": "permission please"}),
+    )
+    .await;
+    let run_id = run["run_id"].as_str().unwrap().to_owned();
+    let events = client()
+        .get(format!("{base}/v1/runs/{run_id}/events"))
+        .send()
+        .await
+        .unwrap();
+    let frames = super::read_frames(events, |f| f.event.as_deref() != Some("approval_request")).await;
+    let request = frames.last().unwrap().json();
+    assert_eq!(request["type"], "approval_request", "{frames:?}");
+    let path = format!("/v1/runs/{run_id}/approvals/{}", request["id"].as_str().unwrap());
+
+    let approve = json!({"decision": "approve"});
+    let first = parts(post_json(&base, &path, Some("answer-1"), approve.clone()).await).await;
+    assert_eq!((first.0, first.2.as_deref()), (200, None), "{first:?}");
+    let retried = parts(post_json(&base, &path, Some("answer-1"), approve.clone()).await).await;
+    assert_eq!(
+        (retried.0, retried.2.as_deref(), &retried.3),
+        (200, Some("true"), &first.3),
+        "the retry replays the first answer"
+    );
+    let (status, code, _) = error_code(post_json(&base, &path, None, approve.clone()).await).await;
+    assert_eq!(
+        (status, code.as_str()),
+        (409, "approval_resolved"),
+        "without a key: a conflict"
+    );
+    let (status, code, _) =
+        error_code(post_json(&base, &path, Some("answer-1"), json!({"decision": "deny"})).await).await;
+    assert_eq!((status, code.as_str()), (422, "idempotency_mismatch"));
+
+    // A fork of a thread with a checkpoint.
+    let on_thread = super::start_run(
+        &base,
+        "/v1/agents/reference/threads/idem-src/runs",
+        json!({"prompt": "hi"}),
+    )
+    .await;
+    let done = super::all_frames(
+        client()
+            .get(format!(
+                "{base}/v1/runs/{}/events",
+                on_thread["run_id"].as_str().unwrap()
+            ))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert!(
+        done.iter().any(|f| f.event.as_deref() == Some("done")),
+        "{done:?}"
+    );
+    let fork = "/v1/agents/reference/threads/idem-src/fork";
+    let body = json!({"key": "idem-dst"});
+    let first = parts(post_json(&base, fork, Some("fork-1"), body.clone()).await).await;
+    assert_eq!(first.0, 201, "{first:?}");
+    let retried = parts(post_json(&base, fork, Some("fork-1"), body.clone()).await).await;
+    assert_eq!(
+        retried,
+        (201, first.1.clone(), Some("true".to_owned()), first.3.clone())
+    );
+    let (status, code, _) = error_code(post_json(&base, fork, None, body).await).await;
+    assert_eq!(
+        (status, code.as_str()),
+        (409, "thread_exists"),
+        "without a key: a conflict"
+    );
+    server.shutdown().await.unwrap();
+}
+
+/// Every route the middleware honours is a POST operation of the service: a renamed route would otherwise
+/// silently lose its idempotency (the middleware matches route templates by string).
+#[tokio::test]
+async fn idempotency_every_honoured_route_is_a_post_operation() {
+    let doc = agent_adaptor::server::openapi::document();
+    let doc = serde_json::to_value(&doc).unwrap();
+    for route in agent_adaptor::server::idempotency::ROUTES {
+        let op = &doc["paths"][*route]["post"];
+        assert!(op.is_object(), "{route} is not a POST operation");
+        let params = op["parameters"].as_array().cloned().unwrap_or_default();
+        assert!(
+            params
+                .iter()
+                .any(|p| p["$ref"] == "#/components/parameters/IdempotencyKey"),
+            "{route} does not document Idempotency-Key: {params:?}"
+        );
+    }
+}
