@@ -108,3 +108,86 @@ async fn requests_and_runs_fill_the_latency_histograms() {
     );
     server.shutdown().await.unwrap();
 }
+
+/// An AG-UI run and a Standby execution are runs too: each counts once in the first-event and duration
+/// histograms of its agent, like a REST run (the three outputs share one pump).
+#[tokio::test]
+async fn agui_runs_and_standby_executions_fill_the_run_histograms() {
+    let server = start().await;
+    let base = server.url();
+    let c = super::client();
+
+    let agui = c
+        .post(format!("{base}/v1/agents/reference/agui"))
+        .header("accept", "text/event-stream")
+        .json(&json!({
+            "threadId": "h-agui", "runId": "h-r1", "protocolVersion": "1.0", "state": {},
+            "messages": [{"id": "u-1", "role": "user", "content": "hello agui"}],
+            "tools": [], "context": [], "forwardedProps": {}
+        }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(agui.status(), 200);
+    let frames = super::all_frames(agui).await;
+    assert_eq!(
+        frames.last().map(|f| f.json()["type"].clone()),
+        Some(json!("RUN_FINISHED")),
+        "{frames:?}"
+    );
+
+    let standby = "/v1/agents/reference/threads/h-sb/standby";
+    assert_eq!(super::post_json(&base, standby, json!({})).await.status(), 201);
+    let sent = super::post_json(
+        &base,
+        &format!("{standby}/messages"),
+        json!({"text": "hello standby"}),
+    )
+    .await;
+    assert_eq!(sent.status(), 202);
+    let events = c.get(format!("{base}{standby}/events")).send().await.unwrap();
+    let frames = super::read_frames(events, |f| f.event.as_deref() != Some("done")).await;
+    assert_eq!(frames.last().and_then(|f| f.event.as_deref()), Some("done"));
+    assert!(
+        c.delete(format!("{base}{standby}"))
+            .send()
+            .await
+            .unwrap()
+            .status()
+            .is_success()
+    );
+
+    // The histograms are observed as each pump ends: poll briefly.
+    let mut m = String::new();
+    for _ in 0..50 {
+        m = get(&base, "/metrics").await.text().await.unwrap();
+        if sample(
+            &m,
+            "agent_adaptor_run_duration_seconds_count",
+            &["agent=\"reference\""],
+        ) == Some(2.0)
+        {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(
+        sample(
+            &m,
+            "agent_adaptor_run_duration_seconds_count",
+            &["agent=\"reference\"", "state=\"succeeded\""]
+        ),
+        Some(2.0),
+        "the AG-UI run and the Standby execution:\n{m}"
+    );
+    assert_eq!(
+        sample(
+            &m,
+            "agent_adaptor_run_first_event_seconds_count",
+            &["agent=\"reference\""]
+        ),
+        Some(2.0),
+        "each one's first event once:\n{m}"
+    );
+    server.shutdown().await.unwrap();
+}
