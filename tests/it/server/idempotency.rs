@@ -362,3 +362,52 @@ async fn idempotency_every_honoured_route_is_a_post_operation() {
         );
     }
 }
+
+/// A retried Standby open and a retried Standby message replay their first answer: the retry of an
+/// input whose 202 was lost does not start a second execution.
+#[tokio::test]
+async fn idempotency_a_retried_standby_message_starts_one_execution() {
+    let server = super::start().await;
+    let base = server.url();
+    let standby = "/v1/agents/reference/threads/idem-sb/standby";
+    let opened = parts(post_json(&base, standby, Some("open-1"), json!({})).await).await;
+    assert_eq!((opened.0, opened.2.as_deref()), (201, None), "{opened:?}");
+    let reopened = parts(post_json(&base, standby, Some("open-1"), json!({})).await).await;
+    assert_eq!(
+        (reopened.0, reopened.2.as_deref(), &reopened.3),
+        (201, Some("true"), &opened.3),
+        "the replay is the first 201 (a plain repeat would be a 200)"
+    );
+
+    let messages = format!("{standby}/messages");
+    let text = json!({"text": "only once"});
+    let sent = parts(post_json(&base, &messages, Some("msg-1"), text.clone()).await).await;
+    assert_eq!((sent.0, sent.2.as_deref()), (202, None), "{sent:?}");
+    let resent = parts(post_json(&base, &messages, Some("msg-1"), text.clone()).await).await;
+    assert_eq!(
+        (resent.0, resent.2.as_deref(), &resent.3),
+        (202, Some("true"), &sent.3)
+    );
+    // One execution ran: its `done`, then a marker input's execution is the second one.
+    let marker = parts(post_json(&base, &messages, None, json!({"text": "marker"})).await).await;
+    assert_eq!(marker.0, 202, "{marker:?}");
+    let mut dones = Vec::new();
+    let events = client()
+        .get(format!("{base}{standby}/events"))
+        .send()
+        .await
+        .unwrap();
+    super::read_frames(events, |f| {
+        if f.event.as_deref() == Some("done") {
+            dones.push(f.json()["result"]["text"].as_str().unwrap_or_default().to_owned());
+        }
+        !dones.iter().any(|t| t.contains("marker"))
+    })
+    .await;
+    assert_eq!(
+        dones,
+        ["Reference reply: only once", "Reference reply: marker"],
+        "the retried message ran once"
+    );
+    server.shutdown().await.unwrap();
+}
