@@ -5,15 +5,17 @@
 use chrono::{DateTime, Utc};
 use sqlx::PgPool;
 
+use crate::store::StoreResult;
 use crate::store::idempotency::{
     ClaimOutcome, IdempotencyClaim, KeyRow, StoredAnswer, check_answer, check_claim, keep_cutoff,
     lapse_cutoff,
 };
 use crate::store::rules::micros;
 use crate::store::sql_error::map;
-use crate::store::{StoreError, StoreResult};
 
-/// Attempts before a claim that keeps losing its row to a concurrent purge gives up.
+/// Attempts before a claim that keeps losing the key's row (released by a refused request, or purged)
+/// between its upsert and its read stops trying: the key is busy, so it answers "in progress" (409 with
+/// `Retry-After`), never a store error.
 const ATTEMPTS: usize = 4;
 
 pub(super) async fn claim(pool: &PgPool, c: &IdempotencyClaim) -> StoreResult<ClaimOutcome> {
@@ -55,9 +57,8 @@ pub(super) async fn claim(pool: &PgPool, c: &IdempotencyClaim) -> StoreResult<Cl
             return row.outcome(c);
         }
     }
-    Err(StoreError::conflict(
-        "the idempotency key kept changing under the claim",
-    ))
+    // Other requests keep taking and releasing the key: it is in use; the client retries.
+    Ok(ClaimOutcome::InProgress)
 }
 
 pub(super) async fn complete(

@@ -3,6 +3,7 @@
 //! fault), and failure tests (crash and reopen, a real SIGKILL of a SQLite writer, connection cut under
 //! load, schema version, corrupt rows).
 
+mod contention;
 mod failures;
 mod kill;
 pub(crate) mod pg;
