@@ -340,7 +340,9 @@ pub async fn serve(args: ServeArgs) -> ExitCode {
         }
     };
     // The batch exporter flushes from its own thread; a blocking call, so off the async workers.
-    let _ = tokio::task::spawn_blocking(move || telemetry.shutdown()).await;
+    if let Err(e) = tokio::task::spawn_blocking(move || telemetry.shutdown()).await {
+        note(json, &format!("telemetry flush at shutdown did not finish: {e}"));
+    }
     code
 }
 

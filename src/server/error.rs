@@ -142,6 +142,7 @@ impl ApiError {
             }
             // The store refused a value the edge let through: input, not a server error.
             StoreError::Invalid { .. } => ApiError::new(ErrorCode::InvalidRequest, e.to_string()),
+            StoreError::Unsupported { .. } => ApiError::new(ErrorCode::NotImplemented, e.to_string()),
             other => ApiError::store_failure(other),
         }
     }

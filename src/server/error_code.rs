@@ -117,6 +117,9 @@ error_codes! {
     InternalError = ("internal_error", INTERNAL_SERVER_ERROR),
     /// The store failed or holds something unreadable; the message names an error id.
     StoreError = ("store_error", INTERNAL_SERVER_ERROR),
+    /// The service's store does not implement what the request needs (idempotency keys, run listing,
+    /// metering): a store a library user plugged in that implements only the required methods.
+    NotImplemented = ("not_implemented", NOT_IMPLEMENTED),
     /// The store is unavailable (`Retry-After`); the message names an error id.
     StoreUnavailable = ("store_unavailable", SERVICE_UNAVAILABLE),
     /// The service is shutting down (`Retry-After`).

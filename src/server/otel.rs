@@ -46,9 +46,8 @@ impl Otel {
     pub fn from_env() -> Result<Otel, OtelError> {
         let exporting = export_configured(|k| std::env::var(k).ok());
         let mut resource = Resource::builder();
-        if std::env::var("OTEL_SERVICE_NAME").is_ok_and(|v| !v.trim().is_empty()) {
-            // The SDK's environment detector already named it.
-        } else {
+        // A non-empty `OTEL_SERVICE_NAME` is already applied by the SDK's environment detector.
+        if !std::env::var("OTEL_SERVICE_NAME").is_ok_and(|v| !v.trim().is_empty()) {
             resource = resource.with_service_name("agent-adaptor");
         }
         let mut builder = SdkTracerProvider::builder().with_resource(resource.build());

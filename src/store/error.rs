@@ -80,6 +80,16 @@ pub enum StoreError {
         /// What is wrong with it.
         detail: String,
     },
+    /// The store does not implement an optional capability of [`super::ThreadStore`] (the trait's
+    /// default method answered): idempotency keys, run listing, metering or crash recovery. Not the
+    /// caller's fault and not retryable.
+    #[error("the {backend} store does not {what}")]
+    Unsupported {
+        /// The store's [`super::ThreadStore::backend`] name.
+        backend: &'static str,
+        /// What it does not do ("keep idempotency keys", "list runs", …).
+        what: &'static str,
+    },
     /// The database rejected the operation for a reason not covered above (a bug, or a schema edited by
     /// hand).
     #[error("database error: {detail}")]
@@ -109,6 +119,7 @@ impl StoreError {
             StoreError::Corrupt { .. } => "corrupt",
             StoreError::SchemaVersion { .. } => "schema_version",
             StoreError::Invalid { .. } => "invalid",
+            StoreError::Unsupported { .. } => "unsupported",
             StoreError::Backend { .. } => "backend",
         }
     }
@@ -118,6 +129,11 @@ impl StoreError {
         StoreError::Invalid {
             detail: detail.into(),
         }
+    }
+
+    /// Shorthand for [`StoreError::Unsupported`].
+    pub(crate) fn unsupported(backend: &'static str, what: &'static str) -> Self {
+        StoreError::Unsupported { backend, what }
     }
 
     /// Shorthand for [`StoreError::Corrupt`] naming the table and row.

@@ -239,10 +239,7 @@ pub trait ThreadStore: Send + Sync + 'static {
     /// before `search.before`, at most `search.limit`.
     async fn search_runs(&self, search: &RunSearch) -> StoreResult<Vec<RunRecord>> {
         let _ = search;
-        Err(StoreError::invalid(format!(
-            "the {} store does not list runs",
-            self.backend()
-        )))
+        Err(StoreError::unsupported(self.backend(), "list runs"))
     }
 
     /// Marks every queued, running or parked run of `owner` as interrupted (the replica crashed);
@@ -259,10 +256,7 @@ pub trait ThreadStore: Send + Sync + 'static {
     /// makes exactly one recoverer win).
     async fn orphaned_runs(&self, me: &str, starting: bool, limit: u32) -> StoreResult<Vec<RunRecord>> {
         let _ = (me, starting, limit);
-        Err(StoreError::invalid(format!(
-            "the {} store does not support crash recovery",
-            self.backend()
-        )))
+        Err(StoreError::unsupported(self.backend(), "support crash recovery"))
     }
 
     /// Crash recovery: frees the lease on `target` whatever its owner (that owner is dead), at once.
@@ -270,20 +264,14 @@ pub trait ThreadStore: Send + Sync + 'static {
     /// broken.
     async fn break_lease(&self, target: &str) -> StoreResult<bool> {
         let _ = target;
-        Err(StoreError::invalid(format!(
-            "the {} store does not support crash recovery",
-            self.backend()
-        )))
+        Err(StoreError::unsupported(self.backend(), "support crash recovery"))
     }
 
     /// Crash recovery: ends the run's pending approvals as [`ApprovalState::Expired`] with `reason` as
     /// their decision (so a reader sees why), whatever their deadline; returns how many.
     async fn abandon_approvals(&self, tenant: &str, run_id: &str, reason: Value) -> StoreResult<u64> {
         let _ = (tenant, run_id, reason);
-        Err(StoreError::invalid(format!(
-            "the {} store does not support crash recovery",
-            self.backend()
-        )))
+        Err(StoreError::unsupported(self.backend(), "support crash recovery"))
     }
 
     // ---- pending approvals ---------------------------------------------------------------------------
@@ -317,29 +305,20 @@ pub trait ThreadStore: Send + Sync + 'static {
     /// Records a finished run's usage; a second record of the run replaces the first.
     async fn put_usage(&self, usage: &UsageRecord) -> StoreResult<()> {
         let _ = usage;
-        Err(StoreError::invalid(format!(
-            "the {} store does not meter usage",
-            self.backend()
-        )))
+        Err(StoreError::unsupported(self.backend(), "meter usage"))
     }
 
     /// Usage aggregated per (tenant, agent, thread) over the query's range, ordered by that key, after
     /// `query.after`, at most `query.limit` rows.
     async fn usage(&self, query: &UsageQuery) -> StoreResult<Vec<UsageRow>> {
         let _ = query;
-        Err(StoreError::invalid(format!(
-            "the {} store does not meter usage",
-            self.backend()
-        )))
+        Err(StoreError::unsupported(self.backend(), "meter usage"))
     }
 
     /// The sums of the runs a budget counts.
     async fn usage_total(&self, filter: &UsageFilter) -> StoreResult<UsageTotals> {
         let _ = filter;
-        Err(StoreError::invalid(format!(
-            "the {} store does not meter usage",
-            self.backend()
-        )))
+        Err(StoreError::unsupported(self.backend(), "meter usage"))
     }
 
     // ---- idempotency keys ----------------------------------------------------------------------------
@@ -351,10 +330,7 @@ pub trait ThreadStore: Send + Sync + 'static {
     /// [`ClaimOutcome::Completed`] with its answer.
     async fn claim_idempotency(&self, claim: &IdempotencyClaim) -> StoreResult<ClaimOutcome> {
         let _ = claim;
-        Err(StoreError::invalid(format!(
-            "the {} store does not keep idempotency keys",
-            self.backend()
-        )))
+        Err(StoreError::unsupported(self.backend(), "keep idempotency keys"))
     }
 
     /// Completes a claimed key with the answer to replay; false (nothing written) unless the claim with
@@ -367,29 +343,20 @@ pub trait ThreadStore: Send + Sync + 'static {
         answer: &StoredAnswer,
     ) -> StoreResult<bool> {
         let _ = (tenant, key, token, answer);
-        Err(StoreError::invalid(format!(
-            "the {} store does not keep idempotency keys",
-            self.backend()
-        )))
+        Err(StoreError::unsupported(self.backend(), "keep idempotency keys"))
     }
 
     /// Releases a claimed key (its answer is not to be replayed); false unless the claim with `token`
     /// still held it.
     async fn release_idempotency(&self, tenant: &str, key: &str, token: &str) -> StoreResult<bool> {
         let _ = (tenant, key, token);
-        Err(StoreError::invalid(format!(
-            "the {} store does not keep idempotency keys",
-            self.backend()
-        )))
+        Err(StoreError::unsupported(self.backend(), "keep idempotency keys"))
     }
 
     /// Deletes every key created at or before `cutoff`, completed or not; returns how many.
     async fn purge_idempotency(&self, cutoff: DateTime<Utc>) -> StoreResult<u64> {
         let _ = cutoff;
-        Err(StoreError::invalid(format!(
-            "the {} store does not keep idempotency keys",
-            self.backend()
-        )))
+        Err(StoreError::unsupported(self.backend(), "keep idempotency keys"))
     }
 
     // ---- thread declarations -------------------------------------------------------------------------

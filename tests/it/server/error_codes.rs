@@ -52,6 +52,7 @@ const STATUSES: &[(&str, u16)] = &[
     ("headers_too_large", 431),
     ("internal_error", 500),
     ("store_error", 500),
+    ("not_implemented", 501),
     ("store_unavailable", 503),
     ("shutting_down", 503),
     ("capacity_exhausted", 503),
@@ -171,6 +172,47 @@ async fn a_5xx_answers_a_generic_message_and_logs_its_cause_under_the_error_id()
     assert!(
         line.contains("ERROR") && line.contains("injected outage"),
         "the cause is logged at ERROR under the id: {line}"
+    );
+    server.shutdown().await.ok();
+}
+
+/// A store that does not keep idempotency keys or list runs (a library user's store that implements
+/// only the required methods, like [`Flaky`]) answers 501 `not_implemented` naming what is missing.
+/// Before, the trait's defaults answered `StoreError::Invalid`, and the client got 422
+/// `invalid_request`, as if its own request were wrong.
+#[tokio::test]
+async fn a_store_without_an_optional_capability_answers_501_not_a_client_error() {
+    let flaky = Flaky::new(Arc::new(agent_adaptor::store::memory::MemoryStore::new()));
+    let store: Arc<dyn ThreadStore> = flaky.clone();
+    let server = Server::start_with_store(ServerConfig::for_tests(), store)
+        .await
+        .expect("the server starts");
+
+    let resp = super::client()
+        .post(format!("{}/v1/agents/reference/runs", server.url()))
+        .header("idempotency-key", "k-1")
+        .json(&serde_json::json!({"prompt": "hello"}))
+        .send()
+        .await
+        .unwrap();
+    let (status, code, body) = super::error_code(resp).await;
+    assert_eq!((status, code.as_str()), (501, "not_implemented"), "{body}");
+    let message = body["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("idempotency"), "names what is missing: {body}");
+
+    let (status, code, body) = super::error_code(get(&server.url(), "/v1/runs").await).await;
+    assert_eq!((status, code.as_str()), (501, "not_implemented"), "{body}");
+
+    // Without the header the same store runs the request.
+    let run = super::start_run(
+        &server.url(),
+        "/v1/agents/reference/runs",
+        serde_json::json!({"prompt": "hi"}),
+    )
+    .await;
+    assert_eq!(
+        super::finished_state(&server.url(), &super::run_id(&run)).await["state"],
+        "succeeded"
     );
     server.shutdown().await.ok();
 }
