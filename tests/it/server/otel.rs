@@ -1,7 +1,7 @@
 //! OpenTelemetry export of `agent-adaptor serve`: with `OTEL_EXPORTER_OTLP_ENDPOINT` pointing at an
 //! in-process OTLP/HTTP collector on loopback, a request carrying a W3C `traceparent` yields a `request`
-//! span that is the caller's child and a `run` span in the same trace under it. (When export is on is
-//! `server::otel`'s unit tests.)
+//! span that is the caller's child and a `run` span in the same trace under it — for a REST run, an
+//! AG-UI run and a Standby. (When export is on is `server::otel`'s unit tests.)
 
 use std::io::BufReader;
 use std::sync::{Arc, Mutex};
@@ -99,8 +99,8 @@ async fn traced_run(base: &str) {
     );
 }
 
-#[tokio::test]
-async fn a_traceparent_request_and_its_run_are_exported_in_the_callers_trace() {
+/// A `serve` exporting to a fresh collector: the child, its base URL and what the collector received.
+async fn exporting_serve() -> (std::process::Child, String, Seen) {
     let (otlp, seen) = collector().await;
     let mut child = serve_command()
         .env("OTEL_EXPORTER_OTLP_ENDPOINT", &otlp)
@@ -111,17 +111,46 @@ async fn a_traceparent_request_and_its_run_are_exported_in_the_callers_trace() {
         .spawn()
         .unwrap();
     let base = listening_url(&mut BufReader::new(child.stdout.take().unwrap()));
-    traced_run(&base).await;
+    (child, base, seen)
+}
 
+/// Waits (at most 10 s) until the collector holds a span named `name` in `trace`; then every span seen.
+async fn spans_until(seen: &Seen, trace: &str, name: &str) -> Vec<Exported> {
     let mut spans = Vec::new();
     for _ in 0..100 {
         spans = seen.lock().unwrap().clone();
-        if spans.iter().any(|s| s.name == "run") && spans.iter().any(|s| s.name == "request") {
+        if spans.iter().any(|s| s.name == name && s.trace_id == trace) {
             break;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+    spans
+}
+
+/// The span named `name` in `trace`, and the `request` span of that trace under `caller`; asserts the
+/// first is the second's child.
+fn started_under_its_request(spans: &[Exported], trace: &str, caller: &str, name: &str) {
+    let request = spans
+        .iter()
+        .find(|s| s.name == "request" && s.trace_id == trace && s.parent == caller)
+        .unwrap_or_else(|| panic!("no request span in {trace} under {caller}: {spans:#?}"));
+    let span = spans
+        .iter()
+        .find(|s| s.name == name && s.trace_id == trace)
+        .unwrap_or_else(|| panic!("no {name} span in the caller's trace {trace}: {spans:#?}"));
+    assert_eq!(
+        span.parent, request.span_id,
+        "{name}: under the request that started it"
+    );
+}
+
+#[tokio::test]
+async fn a_traceparent_request_and_its_run_are_exported_in_the_callers_trace() {
+    let (child, base, seen) = exporting_serve().await;
+    traced_run(&base).await;
+    let spans = spans_until(&seen, TRACE_ID, "run").await;
     sigterm(&child);
+    let mut child = child;
     let _ = child.wait();
 
     let start = spans
@@ -137,4 +166,52 @@ async fn a_traceparent_request_and_its_run_are_exported_in_the_callers_trace() {
     assert_eq!(run.trace_id, TRACE_ID, "the run joins the caller's trace");
     assert_eq!(run.parent, start.span_id, "under the request that started it");
     assert_ne!(run.span_id, start.span_id);
+}
+
+/// The AG-UI route and a Standby join the caller's trace like a REST run: the AG-UI `run` span and the
+/// Standby's `standby` span are children of the `request` span of the request that started them.
+#[tokio::test]
+async fn agui_runs_and_standbys_join_the_callers_trace() {
+    const AGUI_TRACE: &str = "0af7651916cd43dd8448eb211c80319c";
+    const STANDBY_TRACE: &str = "5b8efff798038103d269b633813fc60c";
+    let (mut child, base, seen) = exporting_serve().await;
+    let c = client();
+
+    let agui = c
+        .post(format!("{base}/v1/agents/reference/agui"))
+        .header("accept", "text/event-stream")
+        .header("traceparent", format!("00-{AGUI_TRACE}-{CALLER_SPAN}-01"))
+        .json(&json!({
+            "threadId": "otel-agui", "runId": "otel-r1", "protocolVersion": "1.0", "state": {},
+            "messages": [{"id": "u-1", "role": "user", "content": "hello agui"}],
+            "tools": [], "context": [], "forwardedProps": {}
+        }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(agui.status(), 200);
+    let frames = all_frames(agui).await;
+    assert_eq!(
+        frames.last().map(|f| f.json()["type"].clone()),
+        Some(json!("RUN_FINISHED")),
+        "{frames:?}"
+    );
+
+    let standby = format!("{base}/v1/agents/reference/threads/otel-sb/standby");
+    let opened = c
+        .post(&standby)
+        .header("traceparent", format!("00-{STANDBY_TRACE}-{CALLER_SPAN}-01"))
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(opened.status(), 201);
+    assert!(c.delete(&standby).send().await.unwrap().status().is_success());
+
+    spans_until(&seen, AGUI_TRACE, "run").await;
+    let spans = spans_until(&seen, STANDBY_TRACE, "standby").await;
+    sigterm(&child);
+    let _ = child.wait();
+    started_under_its_request(&spans, AGUI_TRACE, CALLER_SPAN, "run");
+    started_under_its_request(&spans, STANDBY_TRACE, CALLER_SPAN, "standby");
 }
