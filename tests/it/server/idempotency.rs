@@ -411,3 +411,59 @@ async fn idempotency_a_retried_standby_message_starts_one_execution() {
     );
     server.shutdown().await.unwrap();
 }
+
+/// A retried supplemental message to a live run replays its first 202 (the same server-assigned message
+/// id) and is delivered once, where a plain repeat is a second message.
+#[tokio::test]
+async fn idempotency_a_retried_run_message_is_delivered_once() {
+    let mut config = ServerConfig::for_tests();
+    config.reference_chunk_delay = Duration::from_millis(30);
+    let server = super::start_with(config).await;
+    let base = server.url();
+    let run = super::start_run(
+        &base,
+        "/v1/agents/reference/runs",
+        json!({"prompt": "a slow answer with many words to leave time"}),
+    )
+    .await;
+    let run_id = super::run_id(&run);
+    let messages = format!("/v1/runs/{run_id}/messages");
+    let text = json!({"text": "also mention tests"});
+
+    let sent = parts(post_json(&base, &messages, Some("run-msg-1"), text.clone()).await).await;
+    assert_eq!((sent.0, sent.2.as_deref()), (202, None), "{sent:?}");
+    let resent = parts(post_json(&base, &messages, Some("run-msg-1"), text.clone()).await).await;
+    assert_eq!(
+        (resent.0, resent.2.as_deref(), &resent.3),
+        (202, Some("true"), &sent.3),
+        "the retry replays the first answer"
+    );
+    let plain = parts(post_json(&base, &messages, None, text.clone()).await).await;
+    assert_eq!(plain.0, 202, "{plain:?}");
+    let id = |body: &str| -> String {
+        let v: Value = serde_json::from_str(body).unwrap();
+        v["message_id"].as_str().expect("a message id").to_owned()
+    };
+    assert_ne!(id(&sent.3), id(&plain.3), "a plain repeat is another message");
+
+    let frames = super::all_frames(
+        client()
+            .get(format!("{base}/v1/runs/{run_id}/events"))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    let mut delivered: Vec<String> = frames
+        .iter()
+        .filter(|f| f.event.as_deref() == Some("message_update"))
+        .map(|f| f.json())
+        .filter_map(|v| v["id"].as_str().map(str::to_owned))
+        .collect();
+    delivered.sort();
+    delivered.dedup();
+    let mut want = vec![id(&sent.3), id(&plain.3)];
+    want.sort();
+    assert_eq!(delivered, want, "two messages, not three: {frames:?}");
+    server.shutdown().await.unwrap();
+}
