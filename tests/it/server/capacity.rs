@@ -121,7 +121,8 @@ async fn capacity_max_active_answers_503_across_tenants_and_readyz_is_not_ready_
     )
     .await;
     assert_eq!((status, code.as_str()), (429, "too_many_runs"));
-    // B is under its own limit: the replica's limit answers, on every way to start a run.
+    // B is under its own limit: the replica's limit answers, on every way to start a run or open a
+    // Standby.
     for (path, body) in [
         ("/v1/agents/reference/runs", json!({"prompt": "hi"})),
         ("/v1/agents/reference/threads/t/runs", json!({"prompt": "hi"})),
@@ -129,6 +130,7 @@ async fn capacity_max_active_answers_503_across_tenants_and_readyz_is_not_ready_
             "/v1/agents/reference/agui",
             json!({"threadId": "x", "runId": "r", "messages": [{"id": "m", "role": "user", "content": "hi"}]}),
         ),
+        ("/v1/agents/reference/threads/s2/standby", json!({})),
     ] {
         let resp = post(format!("{base}{path}"), KEY_B, body).send().await.unwrap();
         let retry = resp
@@ -153,7 +155,7 @@ async fn capacity_max_active_answers_503_across_tenants_and_readyz_is_not_ready_
     assert_eq!((status, code.as_str()), (503, "capacity_exhausted"));
     assert_eq!(
         metric(&base, "agent_adaptor_capacity_refused_total").await,
-        Some(3.0)
+        Some(4.0)
     );
 
     // Ending A's run frees a slot: ready again, and B runs.
