@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The Node/browser tier: the AG-UI client conformance suite (tests/agui-node: the real @ag-ui/client
 # 1.0.0 and 0.0.59 against `agent-adaptor serve`), the ACP client SDK test (tests/acp-node: the official
-# @agentclientprotocol/sdk 2.4.0 driving `agent-adaptor acp` over stdio) and the web demo's end-to-end test (web-demo/e2e:
+# @agentclientprotocol/sdk 2.4.0 driving `agent-adaptor acp` over stdio), the acpx smoke test (tests/acpx:
+# the headless ACP client acpx 0.19.1, on the Node 22 binary it needs from the npm registry) and the web demo's end-to-end test (web-demo/e2e:
 # CopilotKit in Debian's headless chromium, against the `reference` agent and, when the pinned CLI is
 # installed, the real Claude CLI talking to `mock-model-server`), and the OpenAPI lint (tests/openapi-lint:
 # the pinned Redocly CLI on the committed openapi/openapi.json, 0 problems), and the short variant of the peer
@@ -51,7 +52,7 @@ if [ -z "${AGENT_ADAPTOR_CLAUDE_BIN:-}" ]; then
 fi
 unset AGENT_ADAPTOR_URL
 
-for dir in tests/agui-node tests/acp-node tests/openapi-lint web-demo; do
+for dir in tests/agui-node tests/acp-node tests/acpx tests/openapi-lint web-demo; do
   echo "== npm ci ($dir)" >&2
   (cd "$root/$dir" && npm ci --ignore-scripts --loglevel=error >&2)
 done
@@ -66,6 +67,9 @@ echo "== AG-UI client conformance (tests/agui-node)"
 
 echo "== ACP client SDK (tests/acp-node: @agentclientprotocol/sdk 2.4.0 against agent-adaptor acp)"
 (cd "$root/tests/acp-node" && node --test --test-concurrency=1 test/) || failed=1
+
+echo "== acpx smoke (tests/acpx: acpx 0.19.1 on Node 22 from npm drives agent-adaptor acp)"
+(cd "$root/tests/acpx" && node --test --test-concurrency=1 test/) || failed=1
 
 echo "== peer benchmark, short CI variant (benches/peers/run.sh --ci: fails only when a path did not complete)"
 "$root/benches/peers/run.sh" --ci || failed=1

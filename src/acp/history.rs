@@ -74,7 +74,8 @@ impl RunLog {
     }
 }
 
-/// Every recorded update of thread `key`, in log order (`None` when the thread has no ACP history).
+/// Every recorded update of thread `key`, in log order (`None` when the thread has no ACP history;
+/// empty for a session that was created and never prompted).
 pub async fn replay(
     store: &dyn ThreadStore,
     tenant: &str,
@@ -88,7 +89,14 @@ pub async fn replay(
         let Some(last) = page.last() else { break };
         after = Some(last.cursor);
         let full = page.len() == PAGE as usize;
-        for rec in page.into_iter().filter(|r| r.kind == KIND) {
+        for rec in page {
+            // A session's facts alone (created, never prompted) make an empty history, not none.
+            if rec.kind == META_KIND {
+                seen = true;
+            }
+            if rec.kind != KIND {
+                continue;
+            }
             seen = true;
             match serde_json::from_value::<SessionUpdate>(rec.event) {
                 Ok(u) => out.push(u),

@@ -148,10 +148,20 @@ fn dispatch(
             )))
         })),
         "authenticate" => answer(Ok(serde_json::json!({}))),
-        "session/new" => answer(parse::<NewSessionParams>(params).and_then(|p| {
-            let session_id = sessions.create(&p.cwd, &p.mcp_servers)?;
-            json(serde_json::to_value(NewSessionResponse { session_id }))
-        })),
+        "session/new" => match parse::<NewSessionParams>(params) {
+            Err(e) => answer(Err(e)),
+            Ok(p) => {
+                let (sessions, peer) = (sessions.clone(), peer.clone());
+                tasks.spawn(async move {
+                    let outcome = match sessions.create(&p.cwd, &p.mcp_servers).await {
+                        Ok(session_id) => serde_json::to_value(NewSessionResponse { session_id })
+                            .map_err(|e| RpcError::new(rpc::INTERNAL_ERROR, e.to_string())),
+                        Err(e) => Err(e),
+                    };
+                    peer.respond(id, outcome);
+                });
+            }
+        },
         "session/load" => match parse::<LoadSessionParams>(params) {
             Err(e) => answer(Err(e)),
             Ok(p) => {

@@ -90,10 +90,16 @@ impl Sessions {
         session
     }
 
-    /// `session/new`: a fresh session and its id.
-    pub fn create(&self, cwd: &str, mcp: &[McpServerSpec]) -> Result<String, RpcError> {
+    /// `session/new`: a fresh session and its id. Its working directory is recorded at once, so the
+    /// session loads and resumes in another process before its first prompt (a client such as acpx
+    /// creates a session in one process and prompts it from the next).
+    pub async fn create(&self, cwd: &str, mcp: &[McpServerSpec]) -> Result<String, RpcError> {
         let setup = setup(cwd, mcp)?;
         let id = new_id();
+        let run_id = format!("acp-new-{}", uuid::Uuid::now_v7());
+        history::RunLog::new(self.agent.store().clone(), &self.tenant, &id, &run_id)
+            .append_meta(&setup.0.to_string_lossy())
+            .await;
         self.insert(&id, setup, None);
         Ok(id)
     }

@@ -233,3 +233,39 @@ async fn fork_copies_history_into_a_new_session_and_leaves_the_parent_alone() {
     let original = c.call(9, "session/load", load(&parent)).await;
     assert_eq!(user_texts(&original), vec!["remember this"]);
 }
+
+/// A session that was created and never prompted (what `acpx sessions new` does before its first
+/// `prompt`, from another process) loads and resumes in a new process. Before, both answered -32002
+/// `Resource not found`: only a prompt recorded anything, so acpx 0.19.1 printed "session reconnect
+/// failed, started fresh session" and the user's named session was lost.
+#[tokio::test]
+async fn an_unprompted_session_loads_and_resumes_in_a_new_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = format!("sqlite://{}", dir.path().join("acp.db").display());
+    let session = {
+        let mut c = Client::spawn(&["--store", &store]);
+        c.initialize().await;
+        c.open(dir.path()).await
+    };
+    let mut c = Client::spawn(&["--store", &store]);
+    c.initialize().await;
+    let loaded = c
+        .call(
+            6,
+            "session/load",
+            json!({"sessionId": session, "cwd": dir.path(), "mcpServers": []}),
+        )
+        .await;
+    assert_eq!(loaded.len(), 1, "no history to replay: {loaded:#?}");
+    assert!(result(&loaded).is_object(), "{loaded:#?}");
+    let resumed = c
+        .call(
+            7,
+            "session/resume",
+            json!({"sessionId": session, "cwd": dir.path()}),
+        )
+        .await;
+    assert_eq!(result(&resumed), &json!({}));
+    let reply = agent_text(&c.ask(&session, "first words").await);
+    assert!(reply.contains("first words"), "{reply:?}");
+}
