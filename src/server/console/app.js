@@ -149,6 +149,7 @@ async function openRun(id) {
   state.run = id;
   $("run-head").hidden = false;
   $("run-id").textContent = id;
+  $("run-state").textContent = "";
   $("stream-state").textContent = "";
   const conv = new Conversation($("conversation"), $("raw"), {
     onDecide: (a, decision, answer) => call("decide", { run_id: id, id: a.id }, { body: answer ? { decision, answer } : { decision } }),
@@ -158,7 +159,11 @@ async function openRun(id) {
     setRunState(await call("run", { run_id: id }));
     await follow(url("events", { run_id: id }), {
       signal: ctrl.signal,
-      onEvent: (ev) => conv.apply(ev),
+      onEvent: (ev) => {
+        conv.apply(ev);
+        // A run this tab started: list it once its thread exists.
+        if (ev.event === "run_started" && state.prompts.has(id)) refresh();
+      },
       onState: (s) => ($("stream-state").textContent = s === "live" ? "streaming" : "reconnecting…"),
     });
     if (ctrl.signal.aborted) return;
