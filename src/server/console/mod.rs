@@ -32,7 +32,10 @@ const JS: &str = "text/javascript; charset=utf-8";
 
 /// The body of the asset called `name`, when there is one.
 pub fn asset(name: &str) -> Option<&'static str> {
-    ASSETS.iter().find(|(n, _, _)| *n == name).map(|(_, _, body)| *body)
+    ASSETS
+        .iter()
+        .find(|(n, _, _)| *n == name)
+        .map(|(_, _, body)| *body)
 }
 
 /// A static response with the console's security headers.
@@ -42,7 +45,10 @@ fn serve(content_type: &'static str, body: &'static str) -> Response {
     headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     headers.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(CSP));
-    headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
     headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
     resp
 }

@@ -80,9 +80,18 @@ fn the_csp_allows_only_this_origin_and_no_inline_code() {
     for (name, _, body) in console::ASSETS {
         assert!(!body.contains("innerHTML"), "{name} builds no HTML from strings");
         assert!(!body.contains("insertAdjacentHTML"), "{name}");
-        assert!(!body.contains("localStorage"), "{name} keeps the key in sessionStorage only");
-        assert!(!body.contains("new EventSource"), "{name} streams with fetch (the key is sent)");
-        assert!(!body.contains("https://"), "{name} loads nothing from the network");
+        assert!(
+            !body.contains("localStorage"),
+            "{name} keeps the key in sessionStorage only"
+        );
+        assert!(
+            !body.contains("new EventSource"),
+            "{name} streams with fetch (the key is sent)"
+        );
+        assert!(
+            !body.contains("https://"),
+            "{name} loads nothing from the network"
+        );
     }
 }
 
@@ -108,7 +117,10 @@ async fn the_console_is_served_with_its_csp_and_uses_only_documented_routes() {
         assert!(used.contains(needed), "the console uses {needed}");
     }
     // No route is hard-coded outside the table.
-    let all: usize = console::ASSETS.iter().map(|(_, _, b)| b.matches("\"/v1/").count()).sum();
+    let all: usize = console::ASSETS
+        .iter()
+        .map(|(_, _, b)| b.matches("\"/v1/").count())
+        .sum();
     assert_eq!(all, routes.len(), "every /v1/ path of the console is in ROUTES");
     let doc: Value = serde_json::from_str(&openapi::pretty_json()).unwrap();
     let documented = super::openapi::operations(&doc);
