@@ -1,7 +1,8 @@
 // The service's own console (GET /, no build step) in headless chromium against `agent-adaptor serve`
 // with the memory store. Dev mode: start a run on the `reference` agent, approve its pending approval,
 // see the assistant text and tool cards, open the raw events, replay a finished run from the list, and
-// render a prompt carrying HTML as text (no dialog, no injected element). Keyed mode: the page asks for
+// render a prompt carrying HTML as text (no dialog, no injected element), and send a supplemental message
+// to a running run. Keyed mode: the page asks for
 // the key, a wrong key gets the 401 message, the right key lists the tenant's runs and streams a live
 // run with the key on every request (the page's network log). Any console error, page error or request
 // off loopback fails, except the 401s the keyed test provokes on purpose.
@@ -144,6 +145,48 @@ describe("console, dev mode (reference agent)", () => {
     assert.match(await conv.getByTestId("tool-input").first().innerText(), /<img src=x/);
     assert.equal(await page.locator("img, b").count(), 0, "no element was injected");
     await shot(page, "console-04-html-as-text");
+    assertClean(problems, dialogs);
+  });
+});
+
+describe("console, dev mode: supplemental messages", () => {
+  let service;
+  let browser;
+  let page;
+  let problems;
+  const dialogs = [];
+
+  before(async () => {
+    service = await startService(config("messages"));
+    ({ browser, page, problems } = await openBrowser());
+    page.on("dialog", (d) => {
+      dialogs.push(d.message());
+      d.dismiss().catch(() => {});
+    });
+    await page.goto(`${service.url}/`);
+    await page.locator('[data-testid="agent"] option[value="reference"]').waitFor({ state: "attached" });
+  });
+
+  after(async () => {
+    await browser?.close();
+    await service?.stop();
+  });
+
+  it("sends a message to the running run and shows its delivery", async () => {
+    const words = Array.from({ length: 40 }, (_, i) => `word${i}`).join(" ");
+    await startRun(page, `a slow reply please ${words}`);
+    await page.getByTestId("message").waitFor();
+    await page.getByTestId("message").fill("also say <b>bye</b>");
+    await page.getByTestId("send-message").click();
+    const sent = conversation(page).getByTestId("sent-message");
+    await sent.waitFor();
+    assert.equal(await sent.innerText(), "You (message)\nalso say <b>bye</b>");
+    await succeeded(page, 30_000);
+    await page.locator('[data-testid="notice"][data-kind="message"]', { hasText: "delivered" }).waitFor();
+    assert.equal(await page.locator("#message-form").isHidden(), true, "no message box once the run ended");
+    const view = await (await fetch(`${service.url}/v1/runs/${await page.getByTestId("run-id").textContent()}`)).json();
+    assert.match(view.result.text, /\(noted: also say <b>bye<\/b>\)/, "the run took the message");
+    assert.equal(await page.locator("b").count(), 0, "the message is text");
     assertClean(problems, dialogs);
   });
 });

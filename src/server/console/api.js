@@ -13,6 +13,7 @@ export const ROUTES = {
   run: ["GET", "/v1/runs/{run_id}"],
   events: ["GET", "/v1/runs/{run_id}/events"],
   cancel: ["POST", "/v1/runs/{run_id}/cancel"],
+  messages: ["POST", "/v1/runs/{run_id}/messages"],
   approvals: ["GET", "/v1/runs/{run_id}/approvals"],
   decide: ["POST", "/v1/runs/{run_id}/approvals/{id}"],
 };

@@ -14,6 +14,7 @@ const state = {
   selected: null,    // the selected thread entry
   run: null,         // the run shown
   stream: null,      // its AbortController
+  conv: null,        // its Conversation
   prompts: new Map(), // run id -> the prompt this tab sent
 };
 
@@ -138,7 +139,9 @@ async function refresh() {
 function setRunState(view) {
   $("run-state").textContent = view.state;
   $("run-state").className = `state ${view.state}`;
-  $("cancel").hidden = !["queued", "running", "parked"].includes(view.state);
+  const live = ["queued", "running", "parked"].includes(view.state);
+  $("cancel").hidden = !live;
+  $("message-form").hidden = !live;
 }
 
 /** Shows run `id`: its events, live or replayed, folded into a conversation. */
@@ -154,6 +157,7 @@ async function openRun(id) {
   const conv = new Conversation($("conversation"), $("raw"), {
     onDecide: (a, decision, answer) => call("decide", { run_id: id, id: a.id }, { body: answer ? { decision, answer } : { decision } }),
   });
+  state.conv = conv;
   conv.prompt(state.prompts.get(id));
   try {
     setRunState(await call("run", { run_id: id }));
@@ -200,6 +204,20 @@ async function start(e) {
   }
 }
 
+/** Sends the message box's text to the run shown (202: admitted; its delivery shows as `message` notices). */
+async function sendMessage(e) {
+  e.preventDefault();
+  const text = $("message").value.trim();
+  if (!state.run || !text) return;
+  try {
+    await call("messages", { run_id: state.run }, { body: { text } });
+    $("message").value = "";
+    state.conv?.sent(text);
+  } catch (err) {
+    report(err);
+  }
+}
+
 function toggleRaw() {
   const open = $("raw").hidden;
   $("raw").hidden = !open;
@@ -214,6 +232,7 @@ $("key-form").addEventListener("submit", (e) => {
   refresh();
 });
 $("composer").addEventListener("submit", start);
+$("message-form").addEventListener("submit", sendMessage);
 $("search").addEventListener("input", renderThreads);
 $("state-filter").addEventListener("change", refresh);
 $("refresh").addEventListener("click", refresh);

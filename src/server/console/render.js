@@ -49,6 +49,11 @@ export class Conversation {
     this.root.prepend(h("div", { class: "msg user", "data-testid": "user-message" }, h("div", { class: "who" }, "You"), h("div", { class: "body" }, text)));
   }
 
+  /** A supplemental message sent to the run from this tab. */
+  sent(text) {
+    this.add(h("div", { class: "msg user", "data-testid": "sent-message" }, h("div", { class: "who" }, "You (message)"), h("div", { class: "body" }, text)));
+  }
+
   /** A note that the prompt is not in the run's events. */
   promptUnknown() {
     if (this.prompted) return;
