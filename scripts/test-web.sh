@@ -4,7 +4,8 @@
 # @agentclientprotocol/sdk 2.4.0 driving `agent-adaptor acp` over stdio), the acpx smoke test (tests/acpx:
 # the headless ACP client acpx 0.19.1, on the Node 22 binary it needs from the npm registry) and the web demo's end-to-end test (web-demo/e2e:
 # CopilotKit in Debian's headless chromium, against the `reference` agent and, when the pinned CLI is
-# installed, the real Claude CLI talking to `mock-model-server`), and the OpenAPI lint (tests/openapi-lint:
+# installed, the real Claude CLI talking to `mock-model-server`; web-demo/e2e/console.test.mjs drives the
+# service's own console at `/` in dev and keyed mode), and the OpenAPI lint (tests/openapi-lint:
 # the pinned Redocly CLI on the committed openapi/openapi.json, 0 problems), and the short variant of the peer
 # benchmark (benches/peers: the Claude CLI alone, ag-ui-claude-sdk and the service; it prints the table and fails
 # only when a path did not complete). Installs the pinned npm dependencies
@@ -76,7 +77,7 @@ echo "== peer benchmark, short CI variant (benches/peers/run.sh --ci: fails only
 
 echo "== web-demo build"
 (cd "$root/web-demo" && npm run --silent build >/dev/null) || failed=1
-echo "== web-demo e2e in chromium (web-demo/e2e)"
+echo "== web-demo e2e and the console in chromium (web-demo/e2e)"
 (cd "$root/web-demo" && node --test --test-concurrency=1 e2e/) || failed=1
 
 echo "== test-web.sh took $(($(date +%s) - start)) s" >&2

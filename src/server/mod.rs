@@ -29,7 +29,7 @@
 //! | `declared` | threads declared through the service: run defaults, fork parents |
 //! | `standby` | Standby over HTTP: open, send, cancel, SSE events, release |
 //! | `inspect` | the driver's inspection report, each probe under a timeout |
-//! | `playground` | `GET /`: the zero-build playground page |
+//! | `console` | `GET /` and `GET /console/{file}`: the zero-build run-history console |
 //! | `views` | every response body as a `Serialize + ToSchema` type |
 //! | `sse` | SSE framing, the stream of a run's log reader |
 //! | `body`, `error`, `error_code` | strict JSON bodies, the one JSON error shape, every error code with its status |
@@ -51,6 +51,7 @@ pub mod capacity;
 pub mod config;
 mod conn_io;
 pub mod connections;
+pub mod console;
 pub mod declared;
 pub mod error;
 mod error_code;
@@ -69,7 +70,6 @@ pub mod metering;
 pub mod openapi;
 pub mod otel;
 mod paths;
-pub mod playground;
 pub mod proxies;
 pub mod ranges;
 pub mod reader;
@@ -325,7 +325,8 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route_layer(middleware::from_fn_with_state(state.clone(), idempotency::guard))
         .route_layer(middleware::from_fn_with_state(state.clone(), auth::guard));
     let r = Router::new()
-        .route("/", get(playground::page))
+        .route("/", get(console::page))
+        .route("/console/{file}", get(console::file))
         .route("/healthz", get(rest::healthz))
         .route("/readyz", get(rest::readyz))
         .route("/metrics", get(threads::metrics))

@@ -19,7 +19,7 @@ use super::error::ErrorCode;
 use super::listing::{RunList, RunSummary};
 use super::usage::{UsageList, UsageRowView, UsageTotalsView};
 use super::views::{ErrorBody, ErrorDetail};
-use super::{agui, inspect, playground, rest, standby, threads};
+use super::{agui, console, inspect, rest, standby, threads};
 
 mod errors;
 mod examples;
@@ -46,7 +46,7 @@ pub use names::OPERATIONS;
         rest::list_agents,
         rest::get_agent,
         inspect::inspect,
-        playground::page,
+        console::page,
         agui::named,
         agui::default_agent,
         rest::start_stateless,
@@ -93,7 +93,7 @@ pub use names::OPERATIONS;
         (name = "approvals", description = "Approval requests of a run and their answers"),
         (name = "threads", description = "Threads: create, list, status, fork, archive, history across runs"),
         (name = "standby", description = "Standby: a server-lifetime conversation on a thread (open, send, cancel, events, release)"),
-        (name = "playground", description = "A zero-build HTML page to try the service"),
+        (name = "playground", description = "The console: a zero-build run-history UI (threads, runs as conversations, approvals)"),
         (name = "usage", description = "Metered usage: tokens, estimated cost, CLI wall and CPU time per tenant, agent and thread"),
     )
 )]

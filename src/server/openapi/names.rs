@@ -11,8 +11,10 @@ pub const OPERATIONS: &[(&str, &str, &str, &str, &str)] = &[
         "get",
         "/",
         "playground_page",
-        "The playground page",
-        "A zero-build HTML page to pick an agent, start runs, watch their events and answer approvals.",
+        "The console page",
+        "A zero-build run-history console: threads by recency, a thread's runs, a run as a conversation (messages, \
+      reasoning, tool cards, approvals with their outcomes, errors) with its raw events; starts runs and answers \
+      approvals. Its scripts and stylesheet are under /console/.",
     ),
     (
         "get",
