@@ -370,9 +370,7 @@ impl FileConfig {
             base.drain_grace = v.0;
         }
         if let Some(v) = self.webhooks {
-            base.webhooks = v
-                .apply(base.webhooks)
-                .map_err(|(field, m)| invalid(field, m))?;
+            base.webhooks = v.apply(base.webhooks).map_err(|(field, m)| invalid(field, m))?;
         }
         if let Some(v) = self.limits {
             v.validate().map_err(|m| invalid("limits", m))?;

@@ -326,7 +326,10 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/v1/runs/{run_id}/approvals", get(rest::list_approvals))
         .route("/v1/runs/{run_id}/approvals/{id}", post(rest::decide))
         .route("/v1/usage", get(usage::list))
-        .route("/v1/webhooks", get(webhooks::routes::list).post(webhooks::routes::create))
+        .route(
+            "/v1/webhooks",
+            get(webhooks::routes::list).post(webhooks::routes::create),
+        )
         .route(
             "/v1/webhooks/{id}",
             get(webhooks::routes::get).delete(webhooks::routes::delete),

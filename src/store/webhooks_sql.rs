@@ -67,8 +67,9 @@ impl DeliveryRow {
     pub(crate) fn decode(self) -> StoreResult<Delivery> {
         let at = decode::at("webhook_deliveries", &self.id);
         let state = at.text_enum("state", &self.state, DeliveryState::parse)?;
-        let attempts = u32::try_from(self.attempts)
-            .map_err(|_| StoreError::corrupt("webhook_deliveries", &self.id, "column attempts: out of range"))?;
+        let attempts = u32::try_from(self.attempts).map_err(|_| {
+            StoreError::corrupt("webhook_deliveries", &self.id, "column attempts: out of range")
+        })?;
         let next_attempt_at = self
             .next_attempt_at
             .map(|us| at.micros("next_attempt_at", us))
@@ -108,7 +109,8 @@ impl AttemptRow {
     pub(crate) fn decode(self) -> StoreResult<Attempt> {
         let id = format!("{}/{}", self.delivery_id, self.attempt);
         let at = decode::at("webhook_attempts", &id);
-        let corrupt = |c: &str| StoreError::corrupt("webhook_attempts", &id, format!("column {c}: out of range"));
+        let corrupt =
+            |c: &str| StoreError::corrupt("webhook_attempts", &id, format!("column {c}: out of range"));
         Ok(Attempt {
             attempt: u32::try_from(self.attempt).map_err(|_| corrupt("attempt"))?,
             at: at.micros("at", self.at)?,

@@ -258,10 +258,7 @@ pub async fn create(
         .create_webhook(&webhook)
         .await
         .map_err(ApiError::store)?;
-    let location = format!(
-        "/v1/webhooks/{}",
-        crate::server::location::segment(&webhook.id)
-    );
+    let location = format!("/v1/webhooks/{}", crate::server::location::segment(&webhook.id));
     let created = WebhookCreated {
         id: webhook.id,
         tenant: webhook.tenant,

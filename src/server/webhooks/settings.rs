@@ -171,14 +171,21 @@ mod tests {
 
     #[test]
     fn the_file_table_overrides_and_validates() {
-        let f: WebhooksFile = toml::from_str("max_attempts = 3\nbackoff_initial = \"5ms\"\nbackoff_max = \"20ms\"")
-            .unwrap_or_default();
+        let f: WebhooksFile =
+            toml::from_str("max_attempts = 3\nbackoff_initial = \"5ms\"\nbackoff_max = \"20ms\"")
+                .unwrap_or_default();
         let s = f.apply(WebhookSettings::default()).unwrap_or_default();
-        assert_eq!((s.max_attempts, s.backoff(1), s.backoff(3)), (3, Duration::from_millis(5), Duration::from_millis(20)));
+        assert_eq!(
+            (s.max_attempts, s.backoff(1), s.backoff(3)),
+            (3, Duration::from_millis(5), Duration::from_millis(20))
+        );
         let bad = WebhooksFile {
             max_attempts: Some(0),
             ..Default::default()
         };
-        assert_eq!(bad.apply(WebhookSettings::default()).err().map(|e| e.0), Some("webhooks.max_attempts"));
+        assert_eq!(
+            bad.apply(WebhookSettings::default()).err().map(|e| e.0),
+            Some("webhooks.max_attempts")
+        );
     }
 }

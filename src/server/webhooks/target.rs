@@ -50,7 +50,10 @@ pub fn check_url(url: &str, allow_private: bool) -> Result<Url, TargetError> {
     if !parsed.username().is_empty() || parsed.password().is_some() {
         return Err(TargetError::Credentials);
     }
-    if !allow_private && let Some(ip) = literal_ip(&parsed) && !is_public(ip) {
+    if !allow_private
+        && let Some(ip) = literal_ip(&parsed)
+        && !is_public(ip)
+    {
         return Err(TargetError::Private(ip));
     }
     Ok(parsed)
@@ -136,21 +139,57 @@ mod tests {
     fn urls_are_checked() {
         assert!(check_url("https://example.com/hook", false).is_ok());
         assert!(check_url("http://127.0.0.1:9/x", true).is_ok());
-        assert!(matches!(check_url("ftp://example.com", true), Err(TargetError::Scheme(_))));
-        assert!(matches!(check_url("not a url", true), Err(TargetError::Malformed(_))));
-        assert!(matches!(check_url("http://u:p@example.com", true), Err(TargetError::Credentials)));
-        assert!(matches!(check_url("http://127.0.0.1/", false), Err(TargetError::Private(_))));
-        assert!(matches!(check_url("http://[::1]/", false), Err(TargetError::Private(_))));
-        assert!(matches!(check_url("http://10.1.2.3/", false), Err(TargetError::Private(_))));
+        assert!(matches!(
+            check_url("ftp://example.com", true),
+            Err(TargetError::Scheme(_))
+        ));
+        assert!(matches!(
+            check_url("not a url", true),
+            Err(TargetError::Malformed(_))
+        ));
+        assert!(matches!(
+            check_url("http://u:p@example.com", true),
+            Err(TargetError::Credentials)
+        ));
+        assert!(matches!(
+            check_url("http://127.0.0.1/", false),
+            Err(TargetError::Private(_))
+        ));
+        assert!(matches!(
+            check_url("http://[::1]/", false),
+            Err(TargetError::Private(_))
+        ));
+        assert!(matches!(
+            check_url("http://10.1.2.3/", false),
+            Err(TargetError::Private(_))
+        ));
     }
 
     #[test]
     fn only_global_addresses_are_public() {
-        for private in ["127.0.0.1", "10.0.0.1", "192.168.1.1", "172.16.0.1", "169.254.169.254", "100.64.0.1", "0.0.0.0", "::1", "fd00::1", "fe80::1", "::ffff:127.0.0.1"] {
-            assert!(!is_public(private.parse().unwrap_or(IpAddr::from([127, 0, 0, 1]))), "{private}");
+        for private in [
+            "127.0.0.1",
+            "10.0.0.1",
+            "192.168.1.1",
+            "172.16.0.1",
+            "169.254.169.254",
+            "100.64.0.1",
+            "0.0.0.0",
+            "::1",
+            "fd00::1",
+            "fe80::1",
+            "::ffff:127.0.0.1",
+        ] {
+            assert!(
+                !is_public(private.parse().unwrap_or(IpAddr::from([127, 0, 0, 1]))),
+                "{private}"
+            );
         }
         for public in ["1.1.1.1", "93.184.216.34", "2606:4700:4700::1111"] {
-            assert!(is_public(public.parse().unwrap_or(IpAddr::from([127, 0, 0, 1]))), "{public}");
+            assert!(
+                is_public(public.parse().unwrap_or(IpAddr::from([127, 0, 0, 1]))),
+                "{public}"
+            );
         }
     }
 

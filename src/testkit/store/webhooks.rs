@@ -28,9 +28,12 @@ pub(super) async fn webhooks(kit: &Kit) {
     for w in [&a1, &a2, &b1] {
         ok(C, "create_webhook", store.create_webhook(w).await);
     }
-    err(C, "a second webhook with the same id", store.create_webhook(&a1).await, |e| {
-        matches!(e, StoreError::AlreadyExists { .. })
-    });
+    err(
+        C,
+        "a second webhook with the same id",
+        store.create_webhook(&a1).await,
+        |e| matches!(e, StoreError::AlreadyExists { .. }),
+    );
     let mine = ok(C, "list_webhooks", store.list_webhooks(Some(&ta)).await);
     ensure(C, mine == vec![a1.clone(), a2.clone()], || {
         format!("a tenant lists its own webhooks, oldest first, every field round-tripped: {mine:?}")
@@ -40,7 +43,9 @@ pub(super) async fn webhooks(kit: &Kit) {
         "the operator's list holds every tenant's webhooks".into()
     });
     let foreign = ok(C, "get_webhook", store.get_webhook(Some(&tb), &a1.id).await);
-    ensure(C, foreign.is_none(), || "another tenant's webhook is not found".into());
+    ensure(C, foreign.is_none(), || {
+        "another tenant's webhook is not found".into()
+    });
     let gone = ok(C, "delete_webhook", store.delete_webhook(Some(&tb), &a1.id).await);
     ensure(C, !gone, || "another tenant cannot delete a webhook".into());
 
@@ -67,7 +72,9 @@ pub(super) async fn webhooks(kit: &Kit) {
         .map(|n| batch[n].id.clone())
         .chain([delivery(3, &a2).id])
         .collect();
-    ensure(C, ours == expected, || format!("due earliest first: {ours:?} != {expected:?}"));
+    ensure(C, ours == expected, || {
+        format!("due earliest first: {ours:?} != {expected:?}")
+    });
     let first = due.iter().find(|d| d.id == batch[0].id).cloned();
     let Some(first) = first else {
         panic!("{C}: the first delivery is due");
@@ -111,10 +118,24 @@ pub(super) async fn webhooks(kit: &Kit) {
         duration_ms: 12,
     };
     let retry_at = now() - TimeDelta::seconds(1);
-    let wrote = ok(C, "record_attempt", store.record_attempt(&first.id, &failed, AttemptEnd::RetryAt(retry_at)).await);
+    let wrote = ok(
+        C,
+        "record_attempt",
+        store
+            .record_attempt(&first.id, &failed, AttemptEnd::RetryAt(retry_at))
+            .await,
+    );
     ensure(C, wrote, || "the first attempt is recorded".into());
-    let again = ok(C, "record_attempt", store.record_attempt(&first.id, &failed, AttemptEnd::Delivered).await);
-    ensure(C, !again, || "the same attempt number is not recorded twice".into());
+    let again = ok(
+        C,
+        "record_attempt",
+        store
+            .record_attempt(&first.id, &failed, AttemptEnd::Delivered)
+            .await,
+    );
+    ensure(C, !again, || {
+        "the same attempt number is not recorded twice".into()
+    });
     let due = ok(C, "due", store.due(now(), 100).await);
     ensure(C, due.iter().any(|d| d.id == first.id && d.attempts == 1), || {
         "a failed attempt leaves the delivery due at its retry time".into()
@@ -126,11 +147,19 @@ pub(super) async fn webhooks(kit: &Kit) {
         error: Some("connection refused".into()),
         duration_ms: 3,
     };
-    ok(C, "record_attempt", store.record_attempt(&first.id, &delivered, AttemptEnd::GiveUp).await);
+    ok(
+        C,
+        "record_attempt",
+        store
+            .record_attempt(&first.id, &delivered, AttemptEnd::GiveUp)
+            .await,
+    );
     let listed = ok(C, "list_deliveries", store.list_deliveries(&a1.id, 100).await);
     let ids: Vec<&str> = listed.iter().map(|d| d.id.as_str()).collect();
     let newest_first: Vec<&str> = batch.iter().rev().map(|d| d.id.as_str()).collect();
-    ensure(C, ids == newest_first, || format!("deliveries newest first: {ids:?}"));
+    ensure(C, ids == newest_first, || {
+        format!("deliveries newest first: {ids:?}")
+    });
     let logged = listed.iter().find(|d| d.id == first.id);
     ensure(
         C,
@@ -147,18 +176,33 @@ pub(super) async fn webhooks(kit: &Kit) {
     );
 
     // A retry re-arms a finished delivery; an unknown one is None.
-    let re = ok(C, "retry_delivery", store.retry_delivery(&a1.id, &first.id, now()).await);
-    ensure(C, re.as_ref().is_some_and(|d| d.state == DeliveryState::Pending && d.attempts == 2), || {
-        format!("a retried delivery is pending again, its attempts kept: {re:?}")
+    let re = ok(
+        C,
+        "retry_delivery",
+        store.retry_delivery(&a1.id, &first.id, now()).await,
+    );
+    ensure(
+        C,
+        re.as_ref()
+            .is_some_and(|d| d.state == DeliveryState::Pending && d.attempts == 2),
+        || format!("a retried delivery is pending again, its attempts kept: {re:?}"),
+    );
+    let none = ok(
+        C,
+        "retry_delivery",
+        store.retry_delivery(&a2.id, &first.id, now()).await,
+    );
+    ensure(C, none.is_none(), || {
+        "a delivery of another webhook is not retried".into()
     });
-    let none = ok(C, "retry_delivery", store.retry_delivery(&a2.id, &first.id, now()).await);
-    ensure(C, none.is_none(), || "a delivery of another webhook is not retried".into());
 
     // Delete takes the deliveries along.
     let gone = ok(C, "delete_webhook", store.delete_webhook(Some(&ta), &a1.id).await);
     ensure(C, gone, || "a tenant deletes its webhook".into());
     let left = ok(C, "list_deliveries", store.list_deliveries(&a1.id, 100).await);
-    ensure(C, left.is_empty(), || "a deleted webhook's deliveries are gone".into());
+    ensure(C, left.is_empty(), || {
+        "a deleted webhook's deliveries are gone".into()
+    });
     let due = ok(C, "due", store.due(now(), 100).await);
     ensure(C, !due.iter().any(|d| d.webhook_id == a1.id), || {
         "a deleted webhook's deliveries are never due".into()

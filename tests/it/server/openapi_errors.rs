@@ -383,7 +383,9 @@ fn cases(run: &str) -> Vec<Case> {
         ("get", "/v1/webhooks/{id}/deliveries"),
         ("post", "/v1/webhooks/{id}/deliveries/{delivery}/retry"),
     ] {
-        let path = template.replace("{id}", "wh_nope").replace("{delivery}", "dlv_nope");
+        let path = template
+            .replace("{id}", "wh_nope")
+            .replace("{delivery}", "dlv_nope");
         out.push(case(method, template, path, Body::None, 404, "not_found"));
     }
     out.push(case(

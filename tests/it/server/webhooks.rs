@@ -250,8 +250,14 @@ async fn story(server: &RunningServer) {
     assert_eq!(failed[0].json()["data"]["run_id"], failed_run.as_str());
     assert_eq!(failed[0].json()["data"]["state"], "failed");
     let error = &failed[0].json()["data"]["error"];
-    assert!(error["code"].is_string() && error["message"].is_string(), "{error}");
-    assert!(error.get("details").is_none(), "never the error's details: {error}");
+    assert!(
+        error["code"].is_string() && error["message"].is_string(),
+        "{error}"
+    );
+    assert!(
+        error.get("details").is_none(),
+        "never the error's details: {error}"
+    );
     let finished = rx.wait_for("run.finished", 2).await;
     assert_eq!(finished[1].json()["data"]["state"], "failed");
 
@@ -484,12 +490,20 @@ async fn tenants_never_receive_nor_see_each_others_webhooks() {
     assert_eq!(got[0].json()["tenant"], "b");
     assert_eq!(got[0].json()["data"]["run_id"], run_b.as_str());
     tokio::time::sleep(Duration::from_millis(300)).await;
-    assert!(rx_a.hits().is_empty(), "tenant a got b's event: {:?}", rx_a.hits());
+    assert!(
+        rx_a.hits().is_empty(),
+        "tenant a got b's event: {:?}",
+        rx_a.hits()
+    );
 
-    let get = |path: String, key: &'static str| {
-        as_key(reqwest::Method::GET, format!("{base}{path}"), key).send()
-    };
-    let listed: Value = get("/v1/webhooks".into(), KEY_B).await.unwrap().json().await.unwrap();
+    let get =
+        |path: String, key: &'static str| as_key(reqwest::Method::GET, format!("{base}{path}"), key).send();
+    let listed: Value = get("/v1/webhooks".into(), KEY_B)
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     let ids: Vec<&str> = listed["webhooks"]
         .as_array()
         .unwrap()
@@ -497,23 +511,43 @@ async fn tenants_never_receive_nor_see_each_others_webhooks() {
         .map(|w| w["id"].as_str().unwrap())
         .collect();
     assert_eq!(ids, [b_id]);
-    assert!(listed["webhooks"][0].get("secret").is_none(), "a listing never shows the secret");
-    for path in [format!("/v1/webhooks/{a_id}"), format!("/v1/webhooks/{a_id}/deliveries")] {
+    assert!(
+        listed["webhooks"][0].get("secret").is_none(),
+        "a listing never shows the secret"
+    );
+    for path in [
+        format!("/v1/webhooks/{a_id}"),
+        format!("/v1/webhooks/{a_id}/deliveries"),
+    ] {
         let (status, code, _) = error_code(get(path.clone(), KEY_B).await.unwrap()).await;
         assert_eq!((status, code.as_str()), (404, "not_found"), "{path}");
     }
-    let del = as_key(reqwest::Method::DELETE, format!("{base}/v1/webhooks/{a_id}"), KEY_B)
-        .send()
-        .await
-        .unwrap();
+    let del = as_key(
+        reqwest::Method::DELETE,
+        format!("{base}/v1/webhooks/{a_id}"),
+        KEY_B,
+    )
+    .send()
+    .await
+    .unwrap();
     assert_eq!(del.status(), 404);
-    assert_eq!(get(format!("/v1/webhooks/{a_id}"), KEY_A).await.unwrap().status(), 200);
-    let del = as_key(reqwest::Method::DELETE, format!("{base}/v1/webhooks/{a_id}"), KEY_A)
-        .send()
-        .await
-        .unwrap();
+    assert_eq!(
+        get(format!("/v1/webhooks/{a_id}"), KEY_A).await.unwrap().status(),
+        200
+    );
+    let del = as_key(
+        reqwest::Method::DELETE,
+        format!("{base}/v1/webhooks/{a_id}"),
+        KEY_A,
+    )
+    .send()
+    .await
+    .unwrap();
     assert_eq!(del.status(), 200);
-    assert_eq!(get(format!("/v1/webhooks/{a_id}"), KEY_A).await.unwrap().status(), 404);
+    assert_eq!(
+        get(format!("/v1/webhooks/{a_id}"), KEY_A).await.unwrap().status(),
+        404
+    );
     server.shutdown().await.unwrap();
 }
 
@@ -522,11 +556,23 @@ async fn bad_subscriptions_are_422_naming_the_field() {
     let server = Server::start(config()).await.unwrap();
     let base = server.url();
     for (body, field) in [
-        (json!({"url": "ftp://example.com/x", "events": ["run.finished"]}), "url"),
+        (
+            json!({"url": "ftp://example.com/x", "events": ["run.finished"]}),
+            "url",
+        ),
         (json!({"url": "not a url", "events": ["run.finished"]}), "url"),
-        (json!({"url": "http://u:p@example.com/", "events": ["run.finished"]}), "url"),
-        (json!({"url": "http://example.com/", "events": ["run.exploded"]}), "events[0]"),
-        (json!({"url": "http://example.com/", "events": ["run.finished", "nope"]}), "events[1]"),
+        (
+            json!({"url": "http://u:p@example.com/", "events": ["run.finished"]}),
+            "url",
+        ),
+        (
+            json!({"url": "http://example.com/", "events": ["run.exploded"]}),
+            "events[0]",
+        ),
+        (
+            json!({"url": "http://example.com/", "events": ["run.finished", "nope"]}),
+            "events[1]",
+        ),
         (json!({"url": "http://example.com/", "events": []}), "events"),
     ] {
         let resp = client()
@@ -545,12 +591,20 @@ async fn bad_subscriptions_are_422_naming_the_field() {
     let mut config = keyed();
     config.webhooks.allow_private_targets = None;
     let server = Server::start(config).await.unwrap();
-    let resp = as_key(reqwest::Method::POST, format!("{}/v1/webhooks", server.url()), KEY_A)
-        .json(&json!({"url": "http://127.0.0.1:9/hook", "events": ["run.finished"]}))
-        .send()
-        .await
-        .unwrap();
+    let resp = as_key(
+        reqwest::Method::POST,
+        format!("{}/v1/webhooks", server.url()),
+        KEY_A,
+    )
+    .json(&json!({"url": "http://127.0.0.1:9/hook", "events": ["run.finished"]}))
+    .send()
+    .await
+    .unwrap();
     let (status, _, detail) = error_code(resp).await;
-    assert_eq!((status, detail["error"]["field"].as_str()), (422, Some("url")), "{detail}");
+    assert_eq!(
+        (status, detail["error"]["field"].as_str()),
+        (422, Some("url")),
+        "{detail}"
+    );
     server.shutdown().await.unwrap();
 }
