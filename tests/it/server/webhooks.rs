@@ -608,3 +608,44 @@ async fn bad_subscriptions_are_422_naming_the_field() {
     );
     server.shutdown().await.unwrap();
 }
+
+#[tokio::test]
+async fn a_message_that_will_not_be_delivered_is_announced() {
+    let server = Server::start(config()).await.unwrap();
+    let base = server.url();
+    let rx = Receiver::start().await;
+    subscribe(&base, None, &rx.url(), &["message.failed"]).await;
+    let slow = json!({"prompt": "slow ".to_owned() + &"story ".repeat(200)});
+    let resp = client()
+        .post(format!("{base}/v1/agents/reference/runs"))
+        .json(&slow)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 201);
+    let run_id = resp.json::<Value>().await.unwrap()["run_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    // Queued for the next turn boundary, which never comes: the run is cancelled first.
+    let msg = client()
+        .post(format!("{base}/v1/runs/{run_id}/messages"))
+        .json(&json!({"text": "secret words", "id": "msg-late", "timing": "after_turn"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(msg.status(), 202, "{:?}", msg.text().await);
+    let cancel = client()
+        .post(format!("{base}/v1/runs/{run_id}/cancel"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(cancel.status(), 202);
+    let hits = rx.wait_for("message.failed", 1).await;
+    let body = hits[0].json();
+    assert_eq!(body["data"]["run_id"], run_id.as_str());
+    assert_eq!(body["data"]["message_id"], "msg-late");
+    assert!(body["data"]["reason"].is_string(), "{body}");
+    assert!(!hits[0].body.contains("secret words"), "never the message's text");
+    server.shutdown().await.unwrap();
+}
