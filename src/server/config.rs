@@ -194,6 +194,8 @@ pub struct ServerConfig {
     pub processes: super::capacity::Processes,
     /// How long a drain (SIGTERM) lets active runs finish before it interrupts them.
     pub drain_grace: Duration,
+    /// Webhook delivery: attempts, backoff, timeout, the private-target policy (`[webhooks]`).
+    pub webhooks: super::webhooks::WebhookSettings,
 }
 
 impl Default for ServerConfig {
@@ -225,6 +227,7 @@ impl Default for ServerConfig {
             budgets: Vec::new(),
             processes: super::capacity::Processes::default(),
             drain_grace: Duration::from_secs(30),
+            webhooks: super::webhooks::WebhookSettings::default(),
         }
     }
 }

@@ -258,6 +258,10 @@ pub struct FileConfig {
     /// How long a drain (SIGTERM) lets active runs finish before interrupting them (default `30s`).
     #[serde(default)]
     pub drain_grace: Option<HumanDuration>,
+    /// Webhook delivery (`[webhooks]`: max_attempts, backoff_initial, backoff_max, backoff_factor,
+    /// timeout, poll_interval, concurrency, allow_private_targets, enabled).
+    #[serde(default)]
+    pub webhooks: Option<super::webhooks::WebhooksFile>,
 }
 
 impl FileConfig {
@@ -364,6 +368,9 @@ impl FileConfig {
         }
         if let Some(v) = self.drain_grace {
             base.drain_grace = v.0;
+        }
+        if let Some(v) = self.webhooks {
+            base.webhooks = v.apply(base.webhooks).map_err(|(field, m)| invalid(field, m))?;
         }
         if let Some(v) = self.limits {
             v.validate().map_err(|m| invalid("limits", m))?;

@@ -50,6 +50,7 @@ pub const ROUTES: &[&str] = &[
     "/v1/agents/{agent}/threads/{key}/standby/messages",
     "/v1/runs/{run_id}/messages",
     "/v1/runs/{run_id}/approvals/{id}",
+    "/v1/webhooks",
 ];
 
 /// The key of a request, if it has one; 422 for a malformed one.

@@ -37,6 +37,7 @@
 //! | `extract` | `Query`, `Path` and raw-body extractors whose rejections are that JSON error shape |
 //! | `openapi` | the OpenAPI 3.1 document (`/openapi.json`) and the docs page (`/docs`) |
 //! | `telemetry` | request and run spans, the log subscriber (text or JSON lines, `RUST_LOG`) |
+//! | `webhooks` | per-tenant webhooks: subscriptions, the signed, retried delivery worker, the delivery log |
 //!
 //! [`Server::start`] binds, opens the store, builds the agents and serves until
 //! [`RunningServer::shutdown`]: stop accepting, end SSE streams with a terminal event, cancel runs and wait
@@ -86,6 +87,7 @@ pub mod telemetry;
 mod threads;
 pub mod usage;
 pub mod views;
+pub mod webhooks;
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -188,6 +190,8 @@ pub struct AppState {
     pub retention: Arc<RetentionMetrics>,
     /// The open connections, against the connection limits.
     pub connections: Arc<ConnectionTable>,
+    /// The webhooks: subscriptions, the outbox, the delivery worker's wake-up and counters.
+    pub webhooks: Arc<webhooks::Webhooks>,
 }
 
 impl std::fmt::Debug for AppState {
@@ -233,6 +237,7 @@ pub struct RunningServer {
     state: Arc<AppState>,
     task: tokio::task::JoinHandle<std::io::Result<()>>,
     retention: Option<tokio::task::JoinHandle<()>>,
+    deliveries: Option<tokio::task::JoinHandle<()>>,
 }
 
 /// The request headers a browser client may send cross-origin: JSON bodies, both API-key forms, SSE
@@ -321,6 +326,19 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/v1/runs/{run_id}/approvals", get(rest::list_approvals))
         .route("/v1/runs/{run_id}/approvals/{id}", post(rest::decide))
         .route("/v1/usage", get(usage::list))
+        .route(
+            "/v1/webhooks",
+            get(webhooks::routes::list).post(webhooks::routes::create),
+        )
+        .route(
+            "/v1/webhooks/{id}",
+            get(webhooks::routes::get).delete(webhooks::routes::delete),
+        )
+        .route("/v1/webhooks/{id}/deliveries", get(webhooks::routes::deliveries))
+        .route(
+            "/v1/webhooks/{id}/deliveries/{delivery}/retry",
+            post(webhooks::routes::retry),
+        )
         // Inside the guard: an idempotency key is the authenticated tenant's.
         .route_layer(middleware::from_fn_with_state(state.clone(), idempotency::guard))
         .route_layer(middleware::from_fn_with_state(state.clone(), auth::guard));
@@ -459,6 +477,10 @@ fn checked(config: &ServerConfig) -> Result<Auth, ServerError> {
         .validate()
         .map_err(|(field, m)| ServerError::Config(format!("{field}: {m}")))?;
     ranges::check_config(config).map_err(|e| ServerError::Config(e.to_string()))?;
+    config
+        .webhooks
+        .validate()
+        .map_err(|(field, m)| ServerError::Config(format!("{field}: {m}")))?;
     if !auth.enabled() && !config.bind.ip().is_loopback() && !config.allow_remote_without_auth {
         return Err(ServerError::InsecureBind(config.bind));
     }
@@ -521,11 +543,15 @@ impl Server {
         let config_connections = config.connections;
         let config_proxies = config.trusted_proxies.clone();
         let metering = metering::Metering::new(config.prices.clone(), config.budgets.clone());
-        let runs = Arc::new(RunRegistry::with_metering(
-            config.record_backlog,
-            config.live_window,
-            Arc::new(metering),
+        let hooks = Arc::new(webhooks::Webhooks::new(
+            &store,
+            config.webhooks.clone(),
+            auth.enabled(),
         ));
+        let runs = Arc::new(
+            RunRegistry::with_metering(config.record_backlog, config.live_window, Arc::new(metering))
+                .with_webhooks(hooks.clone()),
+        );
         let state = Arc::new(AppState {
             config,
             agents,
@@ -540,7 +566,9 @@ impl Server {
             ip_limits: IpLimiter::new(config_ip_limits),
             retention: Arc::new(RetentionMetrics::default()),
             connections: Arc::new(ConnectionTable::new(&config_connections).exempting(config_proxies)),
+            webhooks: hooks,
         });
+        let deliveries = state.webhooks.spawn(state.shutdown.clone());
         let retention = retention::spawn(
             state.store.clone(),
             state.config.retention.clone(),
@@ -561,6 +589,7 @@ impl Server {
             state,
             task,
             retention,
+            deliveries,
         })
     }
 }
@@ -645,6 +674,9 @@ impl RunningServer {
         self.state.agents.close(grace).await;
         if let Some(r) = self.retention {
             let _ = tokio::time::timeout(grace, r).await;
+        }
+        if let Some(d) = self.deliveries {
+            let _ = tokio::time::timeout(grace, d).await;
         }
         let served = tokio::time::timeout(grace, self.task).await;
         if !drained {

@@ -19,6 +19,7 @@ use super::error::ErrorCode;
 use super::listing::{RunList, RunSummary};
 use super::usage::{UsageList, UsageRowView, UsageTotalsView};
 use super::views::{ErrorBody, ErrorDetail};
+use super::webhooks::routes as webhooks;
 use super::{agui, console, inspect, rest, standby, threads};
 
 mod errors;
@@ -72,6 +73,12 @@ pub use names::OPERATIONS;
         rest::list_approvals,
         rest::decide,
         super::usage::list,
+        webhooks::create,
+        webhooks::list,
+        webhooks::get,
+        webhooks::delete,
+        webhooks::deliveries,
+        webhooks::retry,
     ),
     components(schemas(
         ErrorBody,
@@ -81,7 +88,14 @@ pub use names::OPERATIONS;
         UsageRowView,
         UsageTotalsView,
         RunList,
-        RunSummary
+        RunSummary,
+        webhooks::CreateWebhookBody,
+        webhooks::WebhookView,
+        webhooks::WebhookCreated,
+        webhooks::WebhookList,
+        webhooks::DeliveryView,
+        webhooks::AttemptView,
+        webhooks::DeliveryList
     )),
     servers((url = "/", description = "The service that serves this document (default bind `127.0.0.1:8080`)")),
     modifiers(&Security, &Names, &Idempotency),
@@ -95,6 +109,7 @@ pub use names::OPERATIONS;
         (name = "standby", description = "Standby: a server-lifetime conversation on a thread (open, send, cancel, events, release)"),
         (name = "playground", description = "The console: a zero-build run-history UI (threads, runs as conversations, approvals)"),
         (name = "usage", description = "Metered usage: tokens, estimated cost, CLI wall and CPU time per tenant, agent and thread"),
+        (name = "webhooks", description = "Webhooks: per-tenant subscriptions to run and approval events, signed (Standard Webhooks), retried, with a delivery log"),
     )
 )]
 pub struct ApiDoc;

@@ -193,6 +193,8 @@ pub struct RunRegistry {
     agui: Mutex<HashMap<(String, String), Arc<crate::agui::RunRegistry>>>,
     /// Prices, budgets and the live usage of the runs ([`super::metering`]).
     pub metering: Arc<super::metering::Metering>,
+    /// Where run ends, approval requests and failed messages are announced ([`super::webhooks`]).
+    webhooks: Option<Arc<super::webhooks::Webhooks>>,
 }
 
 impl Default for RunRegistry {
@@ -246,6 +248,7 @@ impl RunRegistry {
             window,
             agui: Mutex::default(),
             metering: Arc::default(),
+            webhooks: None,
         }
     }
 
@@ -260,6 +263,29 @@ impl RunRegistry {
             metering,
             ..RunRegistry::with_window(record_backlog, window)
         }
+    }
+
+    /// This registry announcing its runs' ends, approval requests and failed messages to `webhooks`.
+    pub fn with_webhooks(self, webhooks: Arc<super::webhooks::Webhooks>) -> Self {
+        RunRegistry {
+            webhooks: Some(webhooks),
+            ..self
+        }
+    }
+
+    /// Enqueues a webhook event off the run's path (on the registry's tracker, so a shutdown waits
+    /// for it): the run never waits for the store's webhook tables.
+    fn announce(&self, tenant: &str, event: super::webhooks::EventType, data: Value) {
+        let Some(hooks) = self.webhooks.clone() else {
+            return;
+        };
+        let tenant = tenant.to_owned();
+        self.tracker.spawn(
+            async move {
+                hooks.emit(&tenant, event, data).await;
+            }
+            .in_current_span(),
+        );
     }
 
     /// The AG-UI run registry (the library's) of `tenant` on `agent`: the execution active on each
@@ -692,6 +718,9 @@ impl Pump {
             for e in &batch {
                 match &e.payload {
                     Payload::ApprovalRequest(req) => self.park_approval(req).await,
+                    Payload::MessageUpdate(m) if m.state == crate::runtime::MessageState::Failed => {
+                        self.message_failed(m);
+                    }
                     Payload::Notice(n) if n.kind == crate::driver::notice_kind::APPROVAL_RESOLVED => {
                         let id = n.data.get("request_id").and_then(Value::as_str);
                         let label = n.data.get("outcome").and_then(Value::as_str);
@@ -834,7 +863,7 @@ impl Pump {
                 let whole = RunRecord {
                     state,
                     result,
-                    error,
+                    error: error.clone(),
                     updated_at: Utc::now(),
                     ..self.record.clone()
                 };
@@ -848,6 +877,7 @@ impl Pump {
                 tracing::error!(run_id = %entry.run_id, error = %e, "could not record the run's end");
             }
         }
+        self.run_ended(state, error.as_ref());
         if let Some(key) = self.busy_key.take() {
             let mut busy = self.registry.busy.lock().unwrap_or_else(|p| p.into_inner());
             if busy.get(&key) == Some(&entry.run_id) {
@@ -857,6 +887,39 @@ impl Pump {
             self.registry.untrack(entry);
         }
         drop(self.slot.take());
+    }
+
+    /// Announces the run's end: `run.finished`, and `run.failed` when it failed or was interrupted.
+    fn run_ended(&self, state: RunState, error: Option<&Value>) {
+        use super::webhooks::{EventType, run_data};
+        let entry = &self.entry;
+        let data = run_data(
+            &entry.run_id,
+            &entry.agent,
+            entry.thread_key.as_deref(),
+            state.as_str(),
+            error,
+        );
+        let registry = &self.registry;
+        if matches!(state, RunState::Failed | RunState::Interrupted) {
+            registry.announce(&entry.tenant, EventType::RunFailed, data.clone());
+        }
+        registry.announce(&entry.tenant, EventType::RunFinished, data);
+    }
+
+    /// Announces a supplemental message that will not be delivered (`message.failed`): its id and
+    /// why, never its text.
+    fn message_failed(&self, m: &crate::runtime::MessageUpdate) {
+        let entry = &self.entry;
+        let data = json!({
+            "run_id": entry.run_id,
+            "agent": entry.agent,
+            "thread_key": entry.thread_key,
+            "message_id": m.id,
+            "reason": m.reason,
+        });
+        let event = super::webhooks::EventType::MessageFailed;
+        self.registry.announce(&entry.tenant, event, data);
     }
 
     async fn park_approval(&self, req: &ApprovalRequest) {
@@ -882,6 +945,14 @@ impl Pump {
         if let Err(e) = self.store.create_approval(&approval).await {
             tracing::warn!(run_id = %entry.run_id, error = %e, "could not record the approval");
         }
+        let data = json!({
+            "run_id": entry.run_id,
+            "agent": entry.agent,
+            "thread_key": entry.thread_key,
+            "approval": approval.payload,
+        });
+        let event = super::webhooks::EventType::ApprovalRequested;
+        self.registry.announce(&entry.tenant, event, data);
     }
 }
 

@@ -426,6 +426,7 @@ pub async fn metrics(
         + &state.retention.render()
         + &state.ip_limits.render()
         + &state.connections.render()
+        + &state.webhooks.render()
         + &super::capacity::render(
             state.limits.total_active(),
             state.limits.max_active().unwrap_or_default(),

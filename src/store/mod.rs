@@ -43,6 +43,8 @@
 //!   and state, newest first, with a keyset position instead of an offset ([`RunSearch`]).
 //! * **Idempotency keys** ([`idempotency`]) remember, per tenant, which request claimed a key and the
 //!   answer it completed with, so the service replays a repeated request instead of running it twice.
+//! * **Webhooks** ([`webhooks`]) are per-tenant subscriptions and the durable outbox of their deliveries,
+//!   behind a trait of their own, [`WebhookStore`] ([`ThreadStore::webhooks`]).
 //! * **Declarations** are threads a host declared before their first run (run defaults, a fork's parent),
 //!   so a restart does not forget them; the defaults are opaque JSON to the store.
 //!
@@ -83,6 +85,8 @@ mod sql_error;
 pub mod sqlite;
 mod types;
 pub mod usage;
+pub mod webhooks;
+pub(crate) mod webhooks_sql;
 mod writer;
 
 use std::sync::Arc;
@@ -102,6 +106,7 @@ pub use types::{
     SessionState, ThreadStatus,
 };
 pub use usage::{UsageFilter, UsageKey, UsageQuery, UsageRecord, UsageRow, UsageTotals};
+pub use webhooks::WebhookStore;
 pub use writer::EventWriter;
 
 /// Shorthand for results of store operations.
@@ -370,6 +375,14 @@ pub trait ThreadStore: Send + Sync + 'static {
 
     /// Deletes a declaration; true when there was one.
     async fn delete_declaration(&self, tenant: &str, agent: &str, key: &str) -> StoreResult<bool>;
+
+    // ---- webhooks ------------------------------------------------------------------------------------
+
+    /// The store's webhook subscriptions and delivery outbox, when it keeps them (every built-in
+    /// backend does; a wrapping store may not).
+    fn webhooks(&self) -> Option<Arc<dyn WebhookStore>> {
+        None
+    }
 }
 
 /// The lease target of a replica's heartbeat: a replica holds it while it lives (renewing it), so on a

@@ -29,6 +29,7 @@
 //! | STORE-22 | metered usage: one record per run, aggregated per tenant/agent/thread over a time range in key order with a cursor, every tenant only when none is named, totals for budgets |
 //! | STORE-23 | run listing: filtered by tenant, agent, thread and state, newest first by `(created_at, run_id)`, keyset pages with no gap or duplicate, every tenant only when none is named |
 //! | STORE-24 | idempotency keys: of concurrent claimers exactly one wins; complete and replay, mismatch, release, a lapsed claim or outlived answer claimed afresh, per tenant, purge by age |
+//! | STORE-25 | webhooks: subscriptions round-trip and are tenant-scoped; deliveries are due in order, claimed once, their attempts fenced and logged; a retry re-arms a finished delivery; delete takes the deliveries along |
 //!
 //! The story needs a **fresh, empty store**: STORE-01 checks retention, which is store-wide, by exact
 //! counts. Everything else is namespaced by a random suffix. Clauses with lease expiry sleep for a few
@@ -45,6 +46,7 @@ mod recovery;
 mod service;
 mod threads;
 mod usage;
+mod webhooks;
 
 use std::collections::BTreeMap;
 use std::fmt::Debug;
@@ -87,6 +89,7 @@ pub async fn check_store(store: Arc<dyn ThreadStore>) {
     usage::usage(&kit).await;
     listing::listing(&kit).await;
     idempotency::idempotency(&kit).await;
+    webhooks::webhooks(&kit).await;
 }
 
 /// The store under test plus a per-run namespace for tenants, keys and targets.

@@ -9,6 +9,7 @@ use utoipa::openapi::path::Operation;
 
 const RUN: &str = "run-01a2357c-040a-701e-9199-394bdb2e3e0f";
 const APPROVAL: &str = "apr-01a2357c-0422-7118-a261-47ed31d72c8e";
+const WEBHOOK: &str = "wh_019af2f4a3c07d31b5e0c2a4d6f8a0b0";
 
 /// A run as `POST …/runs`, `GET /v1/runs/{id}` and `POST …/cancel` answer it (on thread `demo`, or
 /// stateless).
@@ -111,6 +112,36 @@ pub const EXAMPLES: &[(&str, &str, Option<Make>, &[ResponseExample])] = &[
         "/v1/runs/{run_id}/cancel",
         None,
         &[("202", "application/json", || run("running", Some("demo")))],
+    ),
+    (
+        "post",
+        "/v1/webhooks",
+        Some(|| {
+            json!({"url": "https://hooks.example.com/agent-adaptor", "events": ["run.finished", "approval.requested"],
+                   "description": "CI notifications"})
+        }),
+        &[("201", "application/json", || {
+            json!({"id": WEBHOOK, "tenant": "acme", "url": "https://hooks.example.com/agent-adaptor",
+                   "events": ["run.finished", "approval.requested"], "description": "CI notifications",
+                   "created_at": "2026-12-06T06:40:49.675049Z",
+                   "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSwqLbu7yDBKtU="})
+        })],
+    ),
+    (
+        "get",
+        "/v1/webhooks/{id}/deliveries",
+        None,
+        &[("200", "application/json", || {
+            json!({"deliveries": [{
+                "id": "dlv_019af2f4a3c07d31b5e0c2a4d6f8a0b2", "event_id": "evt_019af2f4a3c07d31b5e0c2a4d6f8a0b1",
+                "event_type": "run.finished", "state": "delivered", "attempts": 2,
+                "created_at": "2026-12-06T06:41:02.100000Z", "updated_at": "2026-12-06T06:41:12.410000Z",
+                "log": [
+                    {"attempt": 1, "at": "2026-12-06T06:41:02.101000Z", "status": 503, "duration_ms": 14},
+                    {"attempt": 2, "at": "2026-12-06T06:41:12.400000Z", "status": 200, "duration_ms": 9}
+                ]
+            }]})
+        })],
     ),
 ];
 

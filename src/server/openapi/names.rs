@@ -241,6 +241,53 @@ pub const OPERATIONS: &[(&str, &str, &str, &str, &str)] = &[
         "Follow a Standby's events",
         "Server-sent events of the Standby's executions, with replay by Last-Event-ID.",
     ),
+    (
+        "post",
+        "/v1/webhooks",
+        "webhooks_create",
+        "Create a webhook",
+        "Subscribes a URL to the tenant's events (run.finished, run.failed, approval.requested, message.failed). \
+      The answer carries the signing secret, shown only this once: every delivery is signed per the Standard \
+      Webhooks specification (webhook-id, webhook-timestamp, webhook-signature headers; docs/webhooks.md).",
+    ),
+    (
+        "get",
+        "/v1/webhooks",
+        "webhooks_list",
+        "List webhooks",
+        "The tenant's subscriptions, oldest first, without their secrets; an operator key lists every tenant's.",
+    ),
+    (
+        "get",
+        "/v1/webhooks/{id}",
+        "webhooks_get",
+        "Get a webhook",
+        "One subscription without its secret; another tenant's is 404.",
+    ),
+    (
+        "delete",
+        "/v1/webhooks/{id}",
+        "webhooks_delete",
+        "Delete a webhook",
+        "Deletes the subscription with its pending deliveries and its delivery log.",
+    ),
+    (
+        "get",
+        "/v1/webhooks/{id}/deliveries",
+        "webhooks_deliveries",
+        "List a webhook's deliveries",
+        "The newest deliveries, each with its state (pending, delivered, failed), its attempts (HTTP status or \
+      error, duration) and when the next retry is due. A failed attempt is retried with exponential backoff \
+      and jitter until the configured number of attempts.",
+    ),
+    (
+        "post",
+        "/v1/webhooks/{id}/deliveries/{delivery}/retry",
+        "webhooks_retry",
+        "Retry a delivery",
+        "Makes a delivered or failed delivery due now; it keeps its attempt count, so one that used every \
+      attempt gets one more. A pending delivery is left as it is.",
+    ),
 ];
 
 /// Applies [`OPERATIONS`] to the document: ids, summaries and descriptions by (method, path).

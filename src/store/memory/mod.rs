@@ -9,6 +9,7 @@ mod log;
 mod service;
 mod threads;
 mod usage;
+mod webhooks;
 
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
@@ -26,6 +27,7 @@ use super::{
 #[derive(Debug, Default)]
 pub struct MemoryStore {
     inner: Mutex<Inner>,
+    webhooks: std::sync::Arc<webhooks::MemoryWebhooks>,
 }
 
 /// Everything the store holds; the submodules implement the operations on it.
@@ -266,5 +268,9 @@ impl ThreadStore for MemoryStore {
 
     async fn delete_declaration(&self, tenant: &str, agent: &str, key: &str) -> StoreResult<bool> {
         Ok(self.lock().declarations.delete(tenant, agent, key))
+    }
+
+    fn webhooks(&self) -> Option<std::sync::Arc<dyn crate::store::WebhookStore>> {
+        Some(self.webhooks.clone())
     }
 }

@@ -14,6 +14,7 @@ mod rows;
 mod service;
 mod threads;
 mod usage;
+mod webhooks;
 
 use std::str::FromStr;
 use std::time::Duration;
@@ -370,5 +371,9 @@ impl ThreadStore for PostgresStore {
 
     async fn delete_declaration(&self, tenant: &str, agent: &str, key: &str) -> StoreResult<bool> {
         declarations::delete(&self.pool, tenant, agent, key).await
+    }
+
+    fn webhooks(&self) -> Option<std::sync::Arc<dyn crate::store::WebhookStore>> {
+        Some(std::sync::Arc::new(self.clone()))
     }
 }

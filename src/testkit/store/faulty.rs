@@ -314,6 +314,10 @@ impl ThreadStore for Faulty {
     async fn delete_declaration(&self, tenant: &str, agent: &str, key: &str) -> StoreResult<bool> {
         self.inner.delete_declaration(tenant, agent, key).await
     }
+
+    fn webhooks(&self) -> Option<Arc<dyn crate::store::WebhookStore>> {
+        self.inner.webhooks()
+    }
 }
 
 /// A made-up "resolved" approval for the double-resolve fault.

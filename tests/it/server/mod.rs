@@ -49,6 +49,7 @@ mod standby_log;
 mod tenancy;
 mod threads;
 mod usage;
+mod webhooks;
 
 use std::time::Duration;
 

@@ -43,6 +43,12 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("get", "/v1/runs/{run_id}/approvals"),
     ("post", "/v1/runs/{run_id}/approvals/{id}"),
     ("get", "/v1/usage"),
+    ("post", "/v1/webhooks"),
+    ("get", "/v1/webhooks"),
+    ("get", "/v1/webhooks/{id}"),
+    ("delete", "/v1/webhooks/{id}"),
+    ("get", "/v1/webhooks/{id}/deliveries"),
+    ("post", "/v1/webhooks/{id}/deliveries/{delivery}/retry"),
 ];
 
 const METHODS: &[&str] = &[

@@ -47,6 +47,12 @@ fn message() -> Value {
 fn decision() -> Value {
     json!({"decision": "approve"})
 }
+fn webhook() -> Value {
+    json!({"url": "http://127.0.0.1:9/hook", "events": ["run.finished"]})
+}
+fn bad_webhook() -> Value {
+    json!({"url": "ftp://127.0.0.1/hook", "events": ["run.finished"]})
+}
 fn empty() -> Value {
     json!({})
 }
@@ -68,6 +74,7 @@ type MakeBody = fn() -> Value;
 
 /// The JSON-body operations: (method, template, a concrete path with a known agent, a valid body).
 const BODY_ROUTES: &[(&str, &str, &str, MakeBody)] = &[
+    ("post", "/v1/webhooks", "/v1/webhooks", webhook),
     (
         "post",
         "/v1/agents/{agent}/runs",
@@ -361,6 +368,42 @@ fn cases(run: &str) -> Vec<Case> {
             "invalid_request",
         ));
     }
+    // Webhooks: a refused subscription, unknown webhooks and deliveries, a bad page size.
+    out.push(case(
+        "post",
+        "/v1/webhooks",
+        "/v1/webhooks".into(),
+        Body::Json(bad_webhook),
+        422,
+        "invalid_request",
+    ));
+    for (method, template) in [
+        ("get", "/v1/webhooks/{id}"),
+        ("delete", "/v1/webhooks/{id}"),
+        ("get", "/v1/webhooks/{id}/deliveries"),
+        ("post", "/v1/webhooks/{id}/deliveries/{delivery}/retry"),
+    ] {
+        let path = template
+            .replace("{id}", "wh_nope")
+            .replace("{delivery}", "dlv_nope");
+        out.push(case(method, template, path, Body::None, 404, "not_found"));
+    }
+    out.push(case(
+        "get",
+        "/v1/webhooks/{id}/deliveries",
+        "/v1/webhooks/wh_nope/deliveries?limit=0".into(),
+        Body::None,
+        422,
+        "invalid_request",
+    ));
+    out.push(case(
+        "get",
+        "/v1/webhooks/{id}/deliveries",
+        "/v1/webhooks/wh_nope/deliveries?page=2".into(),
+        Body::None,
+        400,
+        "invalid_query",
+    ));
     out
 }
 
@@ -483,7 +526,8 @@ async fn openapi_errors_every_answered_error_status_is_documented_with_the_error
             .replace("{agent}", "reference")
             .replace("{key}", "k")
             .replace("{run_id}", "r")
-            .replace("{id}", "a");
+            .replace("{id}", "a")
+            .replace("{delivery}", "d");
         let case = Case {
             method,
             template,
@@ -497,10 +541,16 @@ async fn openapi_errors_every_answered_error_status_is_documented_with_the_error
     }
     keyed.shutdown().await.unwrap();
 
-    // The walk reaches every /v1 operation but the listing of agents (whose only errors are 401 and 429).
+    // The walk reaches every /v1 operation but the listings of agents and webhooks (whose only errors
+    // are 401 and 429, and the webhooks' 503 of a store that keeps none).
     let unwalked: Vec<_> = super::openapi::ROUTES
         .iter()
-        .filter(|(m, t)| t.starts_with("/v1/") && *t != "/v1/agents" && !walked.contains(&(*m, *t)))
+        .filter(|(m, t)| {
+            t.starts_with("/v1/")
+                && *t != "/v1/agents"
+                && (*m, *t) != ("get", "/v1/webhooks")
+                && !walked.contains(&(*m, *t))
+        })
         .collect();
     assert!(
         unwalked.is_empty(),

@@ -439,7 +439,7 @@ async fn sqlite_reports_a_newer_schema_and_corrupt_rows() {
         refused,
         StoreError::SchemaVersion {
             found: 20991231000000,
-            supported: 4
+            supported: 6
         }
     );
     assert!(refused.to_string().contains("newer"), "{refused}");
@@ -485,7 +485,7 @@ async fn postgres_reports_a_newer_schema_and_corrupt_rows() {
             refused,
             StoreError::SchemaVersion {
                 found: 20991231000000,
-                supported: 4
+                supported: 6
             }
         );
     })
