@@ -441,7 +441,7 @@ async fn sqlite_reports_a_newer_schema_and_corrupt_rows() {
         refused,
         StoreError::SchemaVersion {
             found: 20991231000000,
-            supported: 4
+            supported: 5
         }
     );
     assert!(refused.to_string().contains("newer"), "{refused}");
@@ -487,7 +487,7 @@ async fn postgres_reports_a_newer_schema_and_corrupt_rows() {
             refused,
             StoreError::SchemaVersion {
                 found: 20991231000000,
-                supported: 4
+                supported: 5
             }
         );
     })
