@@ -108,7 +108,7 @@ async fn view(
 
 /// `GET /v1/agents/{agent}/threads`: the tenant's threads of this agent (another agent's threads, even
 /// under the same keys, are its own), paged by key.
-#[utoipa::path(get, path = "/v1/agents/{agent}/threads", tag = "threads", params(("agent" = String, Path, description = "The agent name"), ("after" = Option<String>, Query, description = "Exclusive lower bound: a thread key"), ("limit" = Option<u32>, Query, minimum = 1, maximum = 500, description = "Page size, 1 to 500 (default 50); outside the range 422 `invalid_request`")), responses((status = 200, description = "A page of the threads with a persisted record (a created thread appears after its first successful run)", body = ThreadList), (status = 404, description = "Unknown agent", body = crate::server::views::ErrorBody), (status = 422, description = "invalid_request: `limit` out of range", body = crate::server::views::ErrorBody)))]
+#[utoipa::path(get, path = "/v1/agents/{agent}/threads", tag = "threads", params(("agent" = String, Path, description = "The agent name"), ("after" = Option<String>, Query, description = "Exclusive lower bound: a thread key"), ("limit" = Option<u32>, Query, minimum = 1, maximum = 500, description = "Page size, 1 to 500 (default 50); outside the range 422 `invalid_request`")), responses((status = 200, description = "A page of this agent's threads with a persisted record (a created thread appears after its first successful run)", body = ThreadList), (status = 404, description = "Unknown agent", body = crate::server::views::ErrorBody), (status = 422, description = "invalid_request: `limit` out of range", body = crate::server::views::ErrorBody)))]
 pub async fn list(
     State(state): State<Arc<AppState>>,
     tenant: Tenant,

@@ -110,7 +110,19 @@ async fn story(url: &str) {
         rec_b,
         "ref2 resumes its own record"
     );
-    assert_eq!(history_runs(&base, "ref2").await, vec![b, again]);
+    assert_eq!(history_runs(&base, "ref2").await, vec![b.clone(), again.clone()]);
+    let listed = get_json(&base, "/v1/agents/ref2/threads/x/runs").await;
+    let ids: Vec<&str> = listed["runs"]
+        .as_array()
+        .expect("runs")
+        .iter()
+        .map(|r| r["run_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        ids,
+        [again.as_str(), b.as_str()],
+        "ref2's runs on x, newest first: {listed}"
+    );
     server.shutdown().await.unwrap();
 }
 
