@@ -183,7 +183,7 @@ async fn replay(args: &Args, backend: &str, store: Arc<dyn ThreadStore>) {
                 store.read_run("bench", run, after, page).await.expect("read")
             } else {
                 store
-                    .read_thread("bench", "replay-thread", after, page)
+                    .read_thread("bench", "bench-agent", "replay-thread", after, page)
                     .await
                     .expect("read")
             };
@@ -230,6 +230,7 @@ fn record(key: &str, id: &str) -> Record {
         id: id.to_owned(),
         key: key.to_owned(),
         tenant: "bench".to_owned(),
+        host_agent: "bench-agent".to_owned(),
         status: ThreadStatus::Active,
         driver_type: "reference".to_owned(),
         agent: AgentIdentity {
@@ -255,6 +256,7 @@ fn record(key: &str, id: &str) -> Record {
 fn event(thread: &str, run: &str, seq: u64) -> NewEvent {
     NewEvent {
         tenant: "bench".to_owned(),
+        agent: "bench-agent".to_owned(),
         thread_key: Some(thread.to_owned()),
         run_id: run.to_owned(),
         seq,

@@ -26,17 +26,19 @@ const PAGE: u32 = 500;
 pub struct RunLog {
     store: Arc<dyn ThreadStore>,
     tenant: String,
+    agent: String,
     key: String,
     run_id: String,
     seq: u64,
 }
 
 impl RunLog {
-    /// A writer appending run `run_id`'s updates to thread `key`.
-    pub fn new(store: Arc<dyn ThreadStore>, tenant: &str, key: &str, run_id: &str) -> Self {
+    /// A writer appending run `run_id`'s updates to thread `key` of agent `agent`.
+    pub fn new(store: Arc<dyn ThreadStore>, tenant: &str, agent: &str, key: &str, run_id: &str) -> Self {
         RunLog {
             store,
             tenant: tenant.to_owned(),
+            agent: agent.to_owned(),
             key: key.to_owned(),
             run_id: run_id.to_owned(),
             seq: 0,
@@ -60,6 +62,7 @@ impl RunLog {
     async fn append_kind(&mut self, kind: &str, event: Value) {
         let record = NewEvent {
             tenant: self.tenant.clone(),
+            agent: self.agent.clone(),
             thread_key: Some(self.key.clone()),
             run_id: self.run_id.clone(),
             seq: self.seq,
@@ -79,13 +82,14 @@ impl RunLog {
 pub async fn replay(
     store: &dyn ThreadStore,
     tenant: &str,
+    agent: &str,
     key: &str,
 ) -> Result<Option<Vec<SessionUpdate>>, StoreError> {
     let mut out = Vec::new();
     let mut seen = false;
     let mut after = None;
     loop {
-        let page = store.read_thread(tenant, key, after, PAGE).await?;
+        let page = store.read_thread(tenant, agent, key, after, PAGE).await?;
         let Some(last) = page.last() else { break };
         after = Some(last.cursor);
         let full = page.len() == PAGE as usize;
@@ -111,8 +115,13 @@ pub async fn replay(
 }
 
 /// True when thread `key` has any recorded ACP history.
-pub async fn exists(store: &dyn ThreadStore, tenant: &str, key: &str) -> Result<bool, StoreError> {
-    let head = store.read_thread(tenant, key, None, HEAD).await?;
+pub async fn exists(
+    store: &dyn ThreadStore,
+    tenant: &str,
+    agent: &str,
+    key: &str,
+) -> Result<bool, StoreError> {
+    let head = store.read_thread(tenant, agent, key, None, HEAD).await?;
     Ok(head.iter().any(|r| r.kind == KIND || r.kind == META_KIND))
 }
 
@@ -133,9 +142,10 @@ pub const TITLE_MAX: usize = 80;
 pub async fn summary(
     store: &dyn ThreadStore,
     tenant: &str,
+    agent: &str,
     key: &str,
 ) -> Result<Option<Summary>, StoreError> {
-    let head = store.read_thread(tenant, key, None, HEAD).await?;
+    let head = store.read_thread(tenant, agent, key, None, HEAD).await?;
     let mut seen = false;
     let mut out = Summary::default();
     for rec in head {
@@ -179,6 +189,7 @@ pub fn title(prompt: &str) -> Option<String> {
 pub async fn copy(
     store: &dyn ThreadStore,
     tenant: &str,
+    agent: &str,
     from: &str,
     to: &str,
     cwd: &str,
@@ -186,6 +197,7 @@ pub async fn copy(
     let run_id = format!("acp-fork-{}", uuid::Uuid::now_v7());
     let record = |seq: u64, kind: &str, event: Value| NewEvent {
         tenant: tenant.to_owned(),
+        agent: agent.to_owned(),
         thread_key: Some(to.to_owned()),
         run_id: run_id.clone(),
         seq,
@@ -199,7 +211,7 @@ pub async fn copy(
         .await?;
     let mut after = None;
     loop {
-        let page = store.read_thread(tenant, from, after, PAGE).await?;
+        let page = store.read_thread(tenant, agent, from, after, PAGE).await?;
         let Some(last) = page.last() else { break };
         after = Some(last.cursor);
         let full = page.len() == PAGE as usize;

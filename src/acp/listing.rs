@@ -23,10 +23,11 @@ fn store_error(e: StoreError) -> RpcError {
     RpcError::new(INTERNAL_ERROR, format!("cannot list sessions: {e}"))
 }
 
-/// One page of `tenant`'s sessions per `params`.
+/// One page of the sessions of `tenant` with agent `agent` per `params`.
 pub async fn list(
     store: &dyn ThreadStore,
     tenant: &str,
+    agent: &str,
     params: &ListSessionsParams,
 ) -> Result<ListSessionsResponse, RpcError> {
     if let Some(cwd) = &params.cwd
@@ -43,7 +44,7 @@ pub async fn list(
     let mut more = false;
     'pages: loop {
         let page = store
-            .list_threads(tenant, &Page::after(after.clone(), PAGE as u32))
+            .list_threads(tenant, agent, &Page::after(after.clone(), PAGE as u32))
             .await
             .map_err(store_error)?;
         let full = page.len() == PAGE;
@@ -53,7 +54,7 @@ pub async fn list(
                 break 'pages;
             }
             after.clone_from(&record.key);
-            let Some(summary) = history::summary(store, tenant, &record.key)
+            let Some(summary) = history::summary(store, tenant, agent, &record.key)
                 .await
                 .map_err(store_error)?
             else {

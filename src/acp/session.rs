@@ -97,9 +97,15 @@ impl Sessions {
         let setup = setup(cwd, mcp)?;
         let id = new_id();
         let run_id = format!("acp-new-{}", uuid::Uuid::now_v7());
-        history::RunLog::new(self.agent.store().clone(), &self.tenant, &id, &run_id)
-            .append_meta(&setup.0.to_string_lossy())
-            .await;
+        history::RunLog::new(
+            self.agent.store().clone(),
+            &self.tenant,
+            self.agent.name(),
+            &id,
+            &run_id,
+        )
+        .append_meta(&setup.0.to_string_lossy())
+        .await;
         self.insert(&id, setup, None);
         Ok(id)
     }
@@ -109,7 +115,7 @@ impl Sessions {
     pub async fn load(&self, id: &str, cwd: &str, mcp: &[McpServerSpec]) -> Result<(), RpcError> {
         check_id(id)?;
         let setup = setup(cwd, mcp)?;
-        let updates = history::replay(self.agent.store().as_ref(), &self.tenant, id)
+        let updates = history::replay(self.agent.store().as_ref(), &self.tenant, self.agent.name(), id)
             .await
             .map_err(history_error)?;
         let Some(updates) = updates else {
@@ -149,7 +155,7 @@ impl Sessions {
         self.require_known(parent).await?;
         let store = self.agent.store().clone();
         let checkpointed = store
-            .resolve(&Query::key(&self.tenant, parent))
+            .resolve(&Query::key(&self.tenant, self.agent.name(), parent))
             .await
             .map_err(history_error)?
             .is_some();
@@ -166,6 +172,7 @@ impl Sessions {
         history::copy(
             store.as_ref(),
             &self.tenant,
+            self.agent.name(),
             parent,
             &id,
             &setup.0.to_string_lossy(),
@@ -181,7 +188,7 @@ impl Sessions {
         if self.get(id).is_ok() {
             return Ok(());
         }
-        let recorded = history::exists(self.agent.store().as_ref(), &self.tenant, id)
+        let recorded = history::exists(self.agent.store().as_ref(), &self.tenant, self.agent.name(), id)
             .await
             .map_err(history_error)?;
         if recorded { Ok(()) } else { Err(not_found(id)) }
@@ -199,7 +206,13 @@ impl Sessions {
 
     /// `session/list`: one page of the sessions this edge recorded (see [`listing`]).
     pub async fn list(&self, params: &ListSessionsParams) -> Result<ListSessionsResponse, RpcError> {
-        listing::list(self.agent.store().as_ref(), &self.tenant, params).await
+        listing::list(
+            self.agent.store().as_ref(),
+            &self.tenant,
+            self.agent.name(),
+            params,
+        )
+        .await
     }
 
     fn get(&self, id: &str) -> Result<Arc<Session>, RpcError> {
@@ -248,7 +261,13 @@ impl Sessions {
 
     async fn drive(&self, session: Arc<Session>, stream: Stream, text: String) -> Result<Value, RpcError> {
         let run_id = stream.run_id().to_owned();
-        let mut log = RunLog::new(self.agent.store().clone(), &self.tenant, &session.id, &run_id);
+        let mut log = RunLog::new(
+            self.agent.store().clone(),
+            &self.tenant,
+            self.agent.name(),
+            &session.id,
+            &run_id,
+        );
         log.append_meta(&session.cwd.to_string_lossy()).await;
         log.append(&SessionUpdate::UserMessageChunk {
             content: ContentBlock::text(text),

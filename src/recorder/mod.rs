@@ -67,11 +67,12 @@ pub fn expose(event: &Event, policy: &ExposurePolicy) -> Value {
     json
 }
 
-/// Records the events of a tenant's runs into a store's event log.
+/// Records the events of the runs of a tenant's agent into a store's event log.
 #[derive(Clone)]
 pub struct Recorder {
     store: Arc<dyn ThreadStore>,
     tenant: String,
+    agent: String,
     policy: ExposurePolicy,
 }
 
@@ -79,17 +80,25 @@ impl std::fmt::Debug for Recorder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Recorder")
             .field("tenant", &self.tenant)
+            .field("agent", &self.agent)
             .field("policy", &self.policy)
             .finish()
     }
 }
 
 impl Recorder {
-    /// A recorder for `tenant` under `policy`.
-    pub fn new(store: Arc<dyn ThreadStore>, tenant: impl Into<String>, policy: ExposurePolicy) -> Self {
+    /// A recorder for the runs of `agent` (the Agent's name, [`crate::runtime::Agent::name`]) of `tenant`
+    /// under `policy`; a thread's history is that of its `(tenant, agent, key)`.
+    pub fn new(
+        store: Arc<dyn ThreadStore>,
+        tenant: impl Into<String>,
+        agent: impl Into<String>,
+        policy: ExposurePolicy,
+    ) -> Self {
         Recorder {
             store,
             tenant: tenant.into(),
+            agent: agent.into(),
             policy,
         }
     }
@@ -111,6 +120,7 @@ impl Recorder {
             .iter()
             .map(|e| NewEvent {
                 tenant: self.tenant.clone(),
+                agent: self.agent.clone(),
                 thread_key: (!e.meta.thread_key.is_empty()).then(|| e.meta.thread_key.clone()),
                 run_id: e.meta.run_id.clone(),
                 seq: e.meta.sequence,
@@ -138,7 +148,10 @@ impl Recorder {
         limit: u32,
         view: &ExposurePolicy,
     ) -> Result<Vec<Record>, StoreError> {
-        let rows = self.store.read_thread(&self.tenant, key, cursor, limit).await?;
+        let rows = self
+            .store
+            .read_thread(&self.tenant, &self.agent, key, cursor, limit)
+            .await?;
         Ok(rows
             .into_iter()
             .map(|r| self.view(Record::from_store(r), view))

@@ -42,6 +42,7 @@ pub struct AgentBuilder {
     profile: crate::profile::Selection,
     profile_resources: crate::profile::Resources,
     profile_home: Option<std::path::PathBuf>,
+    name: String,
 }
 
 shared_options!(AgentBuilder);
@@ -56,6 +57,15 @@ impl AgentBuilder {
     /// Ordinary producers wait for capacity instead of dropping; cancellation releases them.
     pub fn blocking_events(mut self) -> Self {
         self.blocking = true;
+        self
+    }
+
+    /// The Agent's name in its thread store (construction-only; default `""`). A thread is named by
+    /// tenant, this name and its key, so Agents sharing one store keep apart threads that use the same
+    /// key, each with its own checkpoint, leases, receipts, continuity and history. The service names
+    /// each of its Agents after its configured agent (`/v1/agents/{agent}`).
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
         self
     }
 
@@ -169,6 +179,7 @@ impl AgentBuilder {
         };
         Agent {
             inner: Arc::new(AgentInner {
+                name: self.name,
                 driver: self.driver,
                 descriptor,
                 defaults: self.shared,
@@ -238,6 +249,8 @@ impl AgentBuilder {
 }
 
 pub(crate) struct AgentInner {
+    /// The Agent's name in the thread store ([`AgentBuilder::name`]).
+    pub name: String,
     pub driver: Arc<dyn Driver>,
     pub descriptor: Descriptor,
     pub defaults: Shared,
@@ -368,6 +381,7 @@ impl Agent {
             profile: Default::default(),
             profile_resources: Default::default(),
             profile_home: None,
+            name: String::new(),
         }
     }
 
@@ -406,6 +420,11 @@ impl Agent {
     /// The driver.
     pub fn driver(&self) -> &Arc<dyn Driver> {
         &self.inner.driver
+    }
+
+    /// The Agent's name in its thread store ([`AgentBuilder::name`]).
+    pub fn name(&self) -> &str {
+        &self.inner.name
     }
 
     /// The thread store.
@@ -511,6 +530,7 @@ impl Agent {
         let receipts = key.as_ref().map(|k| super::messages::ReceiptScope {
             store: inner.store.clone(),
             tenant: receipt_tenant(&resolved.identity),
+            agent: inner.name.clone(),
             key: k.clone(),
         });
         let queue = MessageQueue::with_receipts(

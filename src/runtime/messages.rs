@@ -31,6 +31,8 @@ pub(crate) struct MessageAttrs {
 pub(crate) struct ReceiptScope {
     pub store: Arc<dyn crate::store::ThreadStore>,
     pub tenant: String,
+    /// The Agent's name ([`crate::runtime::AgentBuilder::name`]).
+    pub agent: String,
     pub key: String,
 }
 
@@ -277,9 +279,11 @@ impl MessageQueue {
         }
         // An explicit id the thread already delivered: a duplicate (a store failure admits it).
         let delivered_before = match (&self.receipts, &explicit) {
-            (Some(r), Some(id)) if !self.lock().seen.contains(id) => {
-                r.store.has_receipt(&r.tenant, &r.key, id).await.unwrap_or(false)
-            }
+            (Some(r), Some(id)) if !self.lock().seen.contains(id) => r
+                .store
+                .has_receipt(&r.tenant, &r.agent, &r.key, id)
+                .await
+                .unwrap_or(false),
             _ => false,
         };
         let limit = self.policy.effective_max_pending();

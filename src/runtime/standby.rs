@@ -312,7 +312,7 @@ impl Thread {
             thread: self.clone().standby_owned(owned.clone()),
             defaults,
             store: agent.inner.store.clone(),
-            target: lease_target(&tenant, self.key()),
+            target: lease_target(&tenant, agent.name(), self.key()),
             owner: format!("standby-{}", uuid::Uuid::new_v4()),
             timing: self.lease_timing(),
             owned,

@@ -211,7 +211,7 @@ impl Thread {
             .agent
             .inner
             .store
-            .resolve(&Query::key(tenant, &self.key))
+            .resolve(&Query::key(tenant, &self.agent.inner.name, &self.key))
             .await
             .map_err(|e| Error::thread(ThreadErrorKind::Store, e.to_string()))?;
         Ok(rec.as_ref().and_then(|r| info(r, false)))
@@ -228,9 +228,9 @@ pub(crate) fn tenant_of(identity: &crate::driver::Identity) -> String {
     }
 }
 
-/// The store lease target of thread `key` of `tenant`.
-pub(crate) fn lease_target(tenant: &str, key: &str) -> String {
-    format!("key:{tenant}:{key}")
+/// The store lease target of thread `key` of `agent` of `tenant`.
+pub(crate) fn lease_target(tenant: &str, agent: &str, key: &str) -> String {
+    crate::store::thread_lease_target(tenant, agent, key)
 }
 
 /// The tenant of threads whose caller set none.
@@ -370,6 +370,8 @@ struct ThreadHooks {
     thread: Thread,
     store: Arc<dyn ThreadStore>,
     tenant: String,
+    /// The Agent's name: with `tenant` and a key it names a thread in the store.
+    agent: String,
     identity: AgentIdentity,
     driver_type: String,
     codec: Option<Arc<dyn SessionCodec>>,
@@ -397,6 +399,7 @@ impl ThreadHooks {
         ThreadHooks {
             store: inner.store.clone(),
             tenant: tenant_of(&r.identity),
+            agent: inner.name.clone(),
             identity: AgentIdentity {
                 id: r.identity.id.clone(),
                 tenant: r.identity.tenant.clone(),
@@ -430,7 +433,7 @@ impl ThreadHooks {
     }
 
     fn target(&self, key: &str) -> String {
-        lease_target(&self.tenant, key)
+        lease_target(&self.tenant, &self.agent, key)
     }
 
     fn store_err(e: StoreError) -> Error {
@@ -445,7 +448,11 @@ impl ThreadHooks {
     }
 
     async fn recovery_prefix(&self, key: &str) -> String {
-        let entries = self.store.continuity(&self.tenant, key).await.unwrap_or_default();
+        let entries = self
+            .store
+            .continuity(&self.tenant, &self.agent, key)
+            .await
+            .unwrap_or_default();
         if entries.is_empty() {
             return String::new();
         }
@@ -507,7 +514,11 @@ impl ThreadHooks {
         if ids.is_empty() {
             return;
         }
-        if let Err(e) = self.store.record_receipts(&self.tenant, key, ids, now).await {
+        if let Err(e) = self
+            .store
+            .record_receipts(&self.tenant, &self.agent, key, ids, now)
+            .await
+        {
             broker.publish_critical(
                 Payload::Notice(Notice::new(
                     notice_kind::THREAD_PERSISTENCE,
@@ -608,7 +619,7 @@ impl ExecutionHooks for ThreadHooks {
             Some(p) => Some(p),
             None => self
                 .store
-                .resolve(&Query::key(&self.tenant, &key))
+                .resolve(&Query::key(&self.tenant, &self.agent, &key))
                 .await
                 .map_err(Self::store_err)?,
         };
@@ -622,7 +633,7 @@ impl ExecutionHooks for ThreadHooks {
                 }
                 let parent_rec = self
                     .store
-                    .resolve(&Query::key(&self.tenant, parent))
+                    .resolve(&Query::key(&self.tenant, &self.agent, parent))
                     .await
                     .map_err(Self::store_err)?
                     .ok_or_else(|| {
@@ -645,7 +656,7 @@ impl ExecutionHooks for ThreadHooks {
         let duplicate = match &self.start_id {
             Some(id) => self
                 .store
-                .has_receipt(&self.tenant, &key, id)
+                .has_receipt(&self.tenant, &self.agent, &key, id)
                 .await
                 .map_err(Self::store_err)?,
             None => false,
@@ -806,6 +817,7 @@ impl ExecutionHooks for ThreadHooks {
             },
             key: key.clone(),
             tenant: self.tenant.clone(),
+            host_agent: self.agent.clone(),
             status: ThreadStatus::Active,
             driver_type: self.driver_type.clone(),
             agent: self.identity.clone(),
@@ -890,7 +902,11 @@ impl ExecutionHooks for ThreadHooks {
                 text: m.text.clone(),
                 at: now,
             };
-            if let Err(e) = self.store.append_continuity(&self.tenant, &key, entry).await {
+            if let Err(e) = self
+                .store
+                .append_continuity(&self.tenant, &self.agent, &key, entry)
+                .await
+            {
                 notes.push(format!("continuity: {e}"));
             }
         }
@@ -900,7 +916,11 @@ impl ExecutionHooks for ThreadHooks {
                 text: result.text.clone(),
                 at: now,
             };
-            if let Err(e) = self.store.append_continuity(&self.tenant, &key, entry).await {
+            if let Err(e) = self
+                .store
+                .append_continuity(&self.tenant, &self.agent, &key, entry)
+                .await
+            {
                 notes.push(format!("continuity: {e}"));
             }
         }

@@ -175,7 +175,9 @@ pub fn build(
         };
         AgentResources::check(&spec, &descriptor).map_err(refuse)?;
         let policy = service_policy(&descriptor, config.approval_timeout);
+        // Named after the configured agent: its threads are its own (tenant, agent, key).
         let mut builder = Agent::builder_arc(driver)
+            .name(spec.name.clone())
             .thread_store(store.clone())
             .policy(policy);
         if let Some(n) = spec.events.buffer {

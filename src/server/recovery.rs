@@ -195,7 +195,12 @@ async fn end_run(store: &Arc<dyn ThreadStore>, run: &RunRecord) -> Result<Option
                 }),
             },
         ];
-        let recorder = Recorder::new(store.clone(), run.tenant.clone(), ExposurePolicy::default());
+        let recorder = Recorder::new(
+            store.clone(),
+            run.tenant.clone(),
+            run.agent.clone(),
+            ExposurePolicy::default(),
+        );
         match recorder.record(&events).await {
             Ok(_) => {}
             Err(StoreError::Conflict { .. }) => return Ok(None),
@@ -222,7 +227,7 @@ async fn end_run(store: &Arc<dyn ThreadStore>, run: &RunRecord) -> Result<Option
             run.tenant.as_str()
         };
         if store
-            .break_lease(&crate::runtime::lease_target(tenant, key))
+            .break_lease(&crate::runtime::lease_target(tenant, &run.agent, key))
             .await?
         {
             leases += 1;

@@ -454,7 +454,7 @@ pub fn stored_reader(state: &AppState, run: &RunRecord, after: u64) -> LogReader
         Source {
             run_id: run.run_id.clone(),
             live: None,
-            recorder: Recorder::new(state.store.clone(), run.tenant.as_str(), exposure),
+            recorder: Recorder::new(state.store.clone(), run.tenant.as_str(), &run.agent, exposure),
             view: exposure,
             interrupted,
         },

@@ -494,7 +494,7 @@ impl RunRegistry {
             stream: stream.clone(),
             created_at: now,
             log: RunLog::new(self.window),
-            recorder: Recorder::new(store.clone(), run.tenant, run.agent.exposure),
+            recorder: Recorder::new(store.clone(), run.tenant, &run.agent.name, run.agent.exposure),
             approvals: Mutex::new(BTreeMap::new()),
             parked: Mutex::new(None),
             metered: std::sync::OnceLock::new(),

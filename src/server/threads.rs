@@ -106,8 +106,9 @@ async fn view(
     }))
 }
 
-/// `GET /v1/agents/{agent}/threads`: the tenant's threads, paged by key.
-#[utoipa::path(get, path = "/v1/agents/{agent}/threads", tag = "threads", params(("agent" = String, Path, description = "The agent name"), ("after" = Option<String>, Query, description = "Exclusive lower bound: a thread key"), ("limit" = Option<u32>, Query, minimum = 1, maximum = 500, description = "Page size, 1 to 500 (default 50); outside the range 422 `invalid_request`")), responses((status = 200, description = "A page of the threads with a persisted record (a created thread appears after its first successful run)", body = ThreadList), (status = 404, description = "Unknown agent", body = crate::server::views::ErrorBody), (status = 422, description = "invalid_request: `limit` out of range", body = crate::server::views::ErrorBody)))]
+/// `GET /v1/agents/{agent}/threads`: the tenant's threads of this agent (another agent's threads, even
+/// under the same keys, are its own), paged by key.
+#[utoipa::path(get, path = "/v1/agents/{agent}/threads", tag = "threads", params(("agent" = String, Path, description = "The agent name"), ("after" = Option<String>, Query, description = "Exclusive lower bound: a thread key"), ("limit" = Option<u32>, Query, minimum = 1, maximum = 500, description = "Page size, 1 to 500 (default 50); outside the range 422 `invalid_request`")), responses((status = 200, description = "A page of this agent's threads with a persisted record (a created thread appears after its first successful run)", body = ThreadList), (status = 404, description = "Unknown agent", body = crate::server::views::ErrorBody), (status = 422, description = "invalid_request: `limit` out of range", body = crate::server::views::ErrorBody)))]
 pub async fn list(
     State(state): State<Arc<AppState>>,
     tenant: Tenant,
@@ -122,7 +123,7 @@ pub async fn list(
     };
     let records = state
         .store
-        .list_threads(tenant.as_str(), &page)
+        .list_threads(tenant.as_str(), &name, &page)
         .await
         .map_err(ApiError::store)?;
     let next_after = (records.len() as u32 == limit)
@@ -319,7 +320,7 @@ pub async fn archive(
         ));
     }
     let declared = state.declared.remove(tenant.as_str(), &name, &key).await?;
-    match state.store.archive(tenant.as_str(), &key).await {
+    match state.store.archive(tenant.as_str(), &name, &key).await {
         Ok(r) => Ok(Json(ArchivedThread {
             key: r.key,
             status: "archived".into(),
@@ -352,7 +353,7 @@ pub async fn history(
         1,
         super::ranges::MAX_HISTORY_PAGE,
     )?;
-    let recorder = Recorder::new(state.store.clone(), tenant.as_str(), a.exposure);
+    let recorder = Recorder::new(state.store.clone(), tenant.as_str(), &a.name, a.exposure);
     let records = recorder
         .since(&key, after, limit, &a.exposure)
         .await

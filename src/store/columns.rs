@@ -4,14 +4,14 @@
 /// The columns of `threads`, in `SELECT` order.
 macro_rules! thread_columns {
     () => {
-        "id, tenant, thread_key, status, driver_type, agent_id, agent_tenant, agent_profile, agent_name, \
+        "id, tenant, agent, thread_key, status, driver_type, agent_id, agent_tenant, agent_profile, agent_name, \
          fingerprint, compatibility_fingerprint, codec, state, created_at, updated_at"
     };
 }
 /// The columns of `events`, in `SELECT` order.
 macro_rules! event_columns {
     () => {
-        "cursor, tenant, thread_key, run_id, seq, kind, event, at"
+        "cursor, tenant, agent, thread_key, run_id, seq, kind, event, at"
     };
 }
 /// The columns of `runs`, in `SELECT` order.

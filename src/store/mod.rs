@@ -14,8 +14,10 @@
 //! # Model
 //!
 //! * **Thread records.** A [`Record`] maps a host thread key (opaque, stored verbatim) to the driver's
-//!   resume state. Everything is tenant-scoped: a query never sees another tenant's rows. At most one
-//!   record per `(tenant, key)` is [`ThreadStatus::Active`]; superseded records stay, archived, for audit.
+//!   resume state. Everything is tenant-scoped: a query never sees another tenant's rows. A thread is
+//!   named by `(tenant, agent, key)` ([`Record::host_agent`]): two agents of a tenant using the same key
+//!   have two threads, with their own receipts, continuity, leases and event history. At most one record
+//!   per `(tenant, agent, key)` is [`ThreadStatus::Active`]; superseded records stay, archived, for audit.
 //! * **Leases** guard one writer per target (`acquire_lease` / `renew_lease` / `release_lease`). A lease
 //!   carries a **fencing token** that is strictly increasing per target — across owners, re-acquisitions by
 //!   the same owner, releases and restarts — because the lease row is never deleted, only expired.
@@ -146,11 +148,12 @@ pub trait ThreadStore: Send + Sync + 'static {
     /// the record id exists under another tenant or key.
     async fn finalize(&self, request: FinalizeRequest) -> StoreResult<Record>;
 
-    /// The tenant's active records ordered by key, after `page.after` (a key).
-    async fn list_threads(&self, tenant: &str, page: &Page) -> StoreResult<Vec<Record>>;
+    /// The active records of the tenant's agent `agent` ordered by key, after `page.after` (a key).
+    async fn list_threads(&self, tenant: &str, agent: &str, page: &Page) -> StoreResult<Vec<Record>>;
 
-    /// Archives the active record for the key and returns it; [`StoreError::NotFound`] if there is none.
-    async fn archive(&self, tenant: &str, key: &str) -> StoreResult<Record>;
+    /// Archives the active record for the agent's key and returns it; [`StoreError::NotFound`] if there
+    /// is none.
+    async fn archive(&self, tenant: &str, agent: &str, key: &str) -> StoreResult<Record>;
 
     // ---- delivered-message receipts ------------------------------------------------------------------
 
@@ -159,28 +162,41 @@ pub trait ThreadStore: Send + Sync + 'static {
     async fn record_receipts(
         &self,
         tenant: &str,
+        agent: &str,
         key: &str,
         ids: &[String],
         at: DateTime<Utc>,
     ) -> StoreResult<usize>;
 
     /// For each id, whether a receipt is stored (same order as `ids`).
-    async fn has_receipts(&self, tenant: &str, key: &str, ids: &[String]) -> StoreResult<Vec<bool>>;
+    async fn has_receipts(
+        &self,
+        tenant: &str,
+        agent: &str,
+        key: &str,
+        ids: &[String],
+    ) -> StoreResult<Vec<bool>>;
 
     /// Whether a receipt for `id` is stored.
-    async fn has_receipt(&self, tenant: &str, key: &str, id: &str) -> StoreResult<bool> {
-        let found = self.has_receipts(tenant, key, &[id.to_owned()]).await?;
+    async fn has_receipt(&self, tenant: &str, agent: &str, key: &str, id: &str) -> StoreResult<bool> {
+        let found = self.has_receipts(tenant, agent, key, &[id.to_owned()]).await?;
         Ok(found.first().copied().unwrap_or(false))
     }
 
     // ---- continuity history --------------------------------------------------------------------------
 
     /// Appends to the thread's recovery history and prunes what can no longer be returned.
-    async fn append_continuity(&self, tenant: &str, key: &str, entry: ContinuityEntry) -> StoreResult<()>;
+    async fn append_continuity(
+        &self,
+        tenant: &str,
+        agent: &str,
+        key: &str,
+        entry: ContinuityEntry,
+    ) -> StoreResult<()>;
 
     /// The recovery context, oldest first: earlier guidance plus the last [`CONTINUITY_TURNS`] assistant
     /// turns, at most [`CONTINUITY_BUDGET`] bytes of text (newest kept, oldest trimmed).
-    async fn continuity(&self, tenant: &str, key: &str) -> StoreResult<Vec<ContinuityEntry>>;
+    async fn continuity(&self, tenant: &str, agent: &str, key: &str) -> StoreResult<Vec<ContinuityEntry>>;
 
     // ---- run event log -------------------------------------------------------------------------------
 
@@ -200,10 +216,12 @@ pub trait ThreadStore: Send + Sync + 'static {
         limit: u32,
     ) -> StoreResult<Vec<EventRecord>>;
 
-    /// A thread's events with `cursor > after_cursor` (all when `None`), by cursor, at most `limit`.
+    /// A thread's events (those appended with its agent and key) with `cursor > after_cursor` (all when
+    /// `None`), by cursor, at most `limit`.
     async fn read_thread(
         &self,
         tenant: &str,
+        agent: &str,
         key: &str,
         after_cursor: Option<u64>,
         limit: u32,
@@ -392,8 +410,15 @@ pub fn replica_lease_target(owner: &str) -> String {
     format!("{REPLICA_LEASE_PREFIX}{owner}")
 }
 
-/// The prefix of [`replica_lease_target`] (thread leases use `key:`).
+/// The prefix of [`replica_lease_target`] (thread leases use `thread:`, [`thread_lease_target`]).
 pub const REPLICA_LEASE_PREFIX: &str = "replica:";
+
+/// The lease target of thread `(tenant, agent, key)`: `thread:` and the three names as a JSON array, so
+/// no name's characters can make two threads share a target.
+pub fn thread_lease_target(tenant: &str, agent: &str, key: &str) -> String {
+    let names = serde_json::to_string(&[tenant, agent, key]).unwrap_or_default();
+    format!("thread:{names}")
+}
 
 /// A fresh private in-memory store (the default of an Agent without a configured store).
 pub fn in_memory() -> Arc<dyn ThreadStore> {
@@ -427,6 +452,19 @@ mod tests {
         let err = open("mysql://root@localhost/x").await.err().unwrap();
         assert!(matches!(err, StoreError::Invalid { .. }), "{err}");
         assert!(!err.to_string().contains("root@"), "never echo the URL: {err}");
+    }
+
+    #[test]
+    fn thread_lease_targets_cannot_collide_through_separators() {
+        assert_ne!(
+            thread_lease_target("a:b", "c", "d"),
+            thread_lease_target("a", "b:c", "d")
+        );
+        assert_ne!(
+            thread_lease_target("t", "ref", "x"),
+            thread_lease_target("t", "ref2", "x")
+        );
+        assert_eq!(thread_lease_target("t", "a", "k"), r#"thread:["t","a","k"]"#);
     }
 
     #[tokio::test]

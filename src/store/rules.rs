@@ -91,12 +91,23 @@ pub(crate) fn require(name: &str, value: &str) -> Result<(), StoreError> {
     Ok(())
 }
 
+/// Rejects NUL in a name that may be empty (an Agent's name, `""` when it has none).
+pub(crate) fn no_nul(name: &str, value: &str) -> Result<(), StoreError> {
+    if value.contains('\0') {
+        return Err(StoreError::invalid(format!(
+            "{name} must not contain NUL (U+0000)"
+        )));
+    }
+    Ok(())
+}
+
 /// Checks the shape of a finalize request before any backend touches storage.
 pub(crate) fn check_finalize(req: &FinalizeRequest) -> Result<(), StoreError> {
     let record = &req.record;
     require("record id", &record.id)?;
     require("record key", &record.key)?;
     require("record tenant", &record.tenant)?;
+    no_nul("record agent", &record.host_agent)?;
     if record.status != ThreadStatus::Active {
         return Err(StoreError::invalid("finalize saves an active record"));
     }
@@ -248,6 +259,7 @@ mod tests {
             id: "new".into(),
             key: "k".into(),
             tenant: "t".into(),
+            host_agent: String::new(),
             status: ThreadStatus::Active,
             driver_type: String::new(),
             agent: AgentIdentity::default(),

@@ -16,7 +16,7 @@ use serde_json::Value;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ThreadStatus {
-    /// The record the key currently resolves to (at most one per tenant and key).
+    /// The record the key currently resolves to (at most one per tenant, agent and key).
     Active,
     /// A superseded or archived record; visible only with `include_archived`.
     Archived,
@@ -55,6 +55,10 @@ pub struct Record {
     pub key: String,
     /// The tenant that owns the thread.
     pub tenant: String,
+    /// The agent (host) name the thread belongs to: with `tenant` and `key` the thread's identity (a
+    /// service agent's configured name, `""` for a library Agent built without one).
+    #[serde(default)]
+    pub host_agent: String,
     /// Active or archived.
     pub status: ThreadStatus,
     /// The driver that produced the checkpoint.
@@ -81,8 +85,13 @@ pub struct Record {
 pub enum Lookup {
     /// By internal session id.
     Id(String),
-    /// By host thread key: the active record for the key.
-    Key(String),
+    /// By host thread key: the active record for the key among the agent's threads.
+    Key {
+        /// The agent (host) name the thread belongs to ([`Record::host_agent`]).
+        agent: String,
+        /// The thread key.
+        key: String,
+    },
 }
 
 /// A lookup of one thread record, always inside one tenant.
@@ -97,11 +106,14 @@ pub struct Query {
 }
 
 impl Query {
-    /// The active record for `key`.
-    pub fn key(tenant: impl Into<String>, key: impl Into<String>) -> Self {
+    /// The active record for `key` among the threads of `agent`.
+    pub fn key(tenant: impl Into<String>, agent: impl Into<String>, key: impl Into<String>) -> Self {
         Query {
             tenant: tenant.into(),
-            by: Lookup::Key(key.into()),
+            by: Lookup::Key {
+                agent: agent.into(),
+                key: key.into(),
+            },
             include_archived: false,
         }
     }
@@ -126,7 +138,7 @@ impl Query {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Lease {
     /// What is leased. Targets are global strings, not tenant-scoped: embed the tenant
-    /// (for example `key:<tenant>:<thread key>`).
+    /// (a thread's is [`thread_lease_target`](super::thread_lease_target)).
     pub target: String,
     /// Who holds it.
     pub owner: String,
@@ -203,6 +215,9 @@ pub struct ContinuityEntry {
 pub struct NewEvent {
     /// The tenant.
     pub tenant: String,
+    /// The agent (host) name that ran it: with `thread_key` it names the thread ([`Record::host_agent`]).
+    #[serde(default)]
+    pub agent: String,
     /// The thread the run belongs to; `None` for a direct (thread-less) task.
     pub thread_key: Option<String>,
     /// The run.
@@ -224,6 +239,9 @@ pub struct EventRecord {
     pub cursor: u64,
     /// The tenant.
     pub tenant: String,
+    /// The agent (host) name that ran it.
+    #[serde(default)]
+    pub agent: String,
     /// The thread, if any.
     pub thread_key: Option<String>,
     /// The run.
@@ -244,6 +262,7 @@ impl EventRecord {
         EventRecord {
             cursor,
             tenant: event.tenant,
+            agent: event.agent,
             thread_key: event.thread_key,
             run_id: event.run_id,
             seq: event.seq,

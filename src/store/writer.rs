@@ -116,6 +116,7 @@ mod tests {
     fn event(run: &str, seq: u64) -> NewEvent {
         NewEvent {
             tenant: "t".to_owned(),
+            agent: "a".to_owned(),
             thread_key: Some("k".to_owned()),
             run_id: run.to_owned(),
             seq,
@@ -147,7 +148,7 @@ mod tests {
                 "a producer's cursors increase"
             );
         }
-        let all = store.read_thread("t", "k", None, 10_000).await.unwrap();
+        let all = store.read_thread("t", "a", "k", None, 10_000).await.unwrap();
         assert_eq!(all.len(), 800);
         for p in 0..8 {
             let seqs: Vec<u64> = all

@@ -1,4 +1,4 @@
-//! The store story: [`check_store`] runs one sequence of clauses (`STORE-01` … `STORE-24`) that every
+//! The store story: [`check_store`] runs one sequence of clauses (`STORE-01` … `STORE-25`) that every
 //! [`ThreadStore`] backend must pass, and panics with the clause id and a clear message at the first
 //! failure. Backends get a one-line test each (`tests/it/store.rs`); [`faulty::Faulty`] wraps a correct
 //! store with one deliberate bug so the kit itself can be tested (it must reject every fault).
@@ -30,6 +30,7 @@
 //! | STORE-23 | run listing: filtered by tenant, agent, thread and state, newest first by `(created_at, run_id)`, keyset pages with no gap or duplicate, every tenant only when none is named |
 //! | STORE-24 | idempotency keys: of concurrent claimers exactly one wins; complete and replay, mismatch, release, a lapsed claim or outlived answer claimed afresh, per tenant, purge by age |
 //! | STORE-25 | webhooks: subscriptions round-trip and are tenant-scoped; deliveries are due in order, claimed once, their attempts fenced and logged; a retry re-arms a finished delivery; delete takes the deliveries along |
+//! | STORE-26 | a thread is `(tenant, agent, key)`: two agents' threads under one key have their own records, leases, receipts, continuity and history; archiving one leaves the other |
 //!
 //! The story needs a **fresh, empty store**: STORE-01 checks retention, which is store-wide, by exact
 //! counts. Everything else is namespaced by a random suffix. Clauses with lease expiry sleep for a few
@@ -43,6 +44,7 @@ mod listing;
 mod log;
 mod nul;
 mod recovery;
+mod scope;
 mod service;
 mod threads;
 mod usage;
@@ -90,7 +92,11 @@ pub async fn check_store(store: Arc<dyn ThreadStore>) {
     listing::listing(&kit).await;
     idempotency::idempotency(&kit).await;
     webhooks::webhooks(&kit).await;
+    scope::agent_scope(&kit).await;
 }
+
+/// The agent (host) name of the story's threads and events ([`Record::host_agent`]).
+const AGENT: &str = "kit-agent";
 
 /// The store under test plus a per-run namespace for tenants, keys and targets.
 struct Kit {
@@ -144,6 +150,7 @@ fn record(tenant: &str, key: &str, id: &str) -> Record {
         id: id.to_owned(),
         key: key.to_owned(),
         tenant: tenant.to_owned(),
+        host_agent: AGENT.to_owned(),
         status: ThreadStatus::Active,
         driver_type: "reference".to_owned(),
         agent: AgentIdentity {
@@ -172,6 +179,7 @@ fn record(tenant: &str, key: &str, id: &str) -> Record {
 fn event(tenant: &str, key: Option<&str>, run: &str, seq: u64, at: DateTime<Utc>) -> NewEvent {
     NewEvent {
         tenant: tenant.to_owned(),
+        agent: AGENT.to_owned(),
         thread_key: key.map(str::to_owned),
         run_id: run.to_owned(),
         seq,

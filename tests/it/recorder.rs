@@ -202,7 +202,7 @@ async fn replay_is_loss_free_and_duplicate_free_from_any_cursor() {
     let agent = Agent::builder(ReferenceDriver::new(ReferenceConfig::default()))
         .thread_store(store.clone())
         .build();
-    let rec = Recorder::new(store, "t", ExposurePolicy::default());
+    let rec = Recorder::new(store, "t", "", ExposurePolicy::default());
     let mut total = 0;
     for prompt in ["one", "two", "three"] {
         let events = events_of(&agent, "hist", prompt).await;
@@ -262,7 +262,7 @@ async fn replayed_approvals_have_no_live_responder_and_views_only_narrow() {
         }
         events.push(e);
     }
-    let rec = Recorder::new(store, "t", ExposurePolicy::all());
+    let rec = Recorder::new(store, "t", "", ExposurePolicy::all());
     rec.record(&events).await.unwrap();
     let replayed = rec.since("a", None, 1000, &ExposurePolicy::all()).await.unwrap();
     let approval = replayed
@@ -302,7 +302,7 @@ async fn usage_counts_and_thread_keys_survive_recording_and_replay_typed() {
         include_usage: true,
         ..Default::default()
     };
-    let rec = Recorder::new(store, "t", policy);
+    let rec = Recorder::new(store, "t", "", policy);
     rec.record(&events).await.unwrap();
     let stored = rec.since("usage-thread", None, 1000, &policy).await.unwrap();
     assert_eq!(stored.len(), events.len());

@@ -137,7 +137,7 @@ async fn drive(
     let recorder = state
         .agents
         .get(&entry.agent)
-        .map(|a| Recorder::new(state.store.clone(), tenant.as_str(), a.exposure));
+        .map(|a| Recorder::new(state.store.clone(), tenant.as_str(), &a.name, a.exposure));
     let holding = hold_record(&state, &tenant, &entry).await;
     let mut last = None;
     let (mut more_executions, mut more_reports) = (true, true);

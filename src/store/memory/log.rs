@@ -10,8 +10,11 @@ use crate::store::{
     StoreResult,
 };
 
-/// `(tenant, thread key)`.
+/// `(tenant, run id)`.
 type Slot = (String, String);
+
+/// A thread: `(tenant, agent, thread key)`.
+type Scope = (String, String, String);
 
 /// One thread's receipts: message id -> (delivered at, insertion order).
 #[derive(Debug, Default)]
@@ -23,30 +26,36 @@ struct Receipts {
 /// Receipts, continuity and events with the indexes the reads need.
 #[derive(Debug, Default)]
 pub(super) struct Log {
-    receipts: HashMap<Slot, Receipts>,
-    continuity: HashMap<Slot, Vec<ContinuityEntry>>,
+    receipts: HashMap<Scope, Receipts>,
+    continuity: HashMap<Scope, Vec<ContinuityEntry>>,
     events: BTreeMap<u64, EventRecord>,
     last_cursor: u64,
     by_run: HashMap<Slot, BTreeMap<u64, u64>>,
-    by_thread: HashMap<Slot, BTreeSet<u64>>,
+    by_thread: HashMap<Scope, BTreeSet<u64>>,
 }
 
 fn slot(tenant: &str, key: &str) -> Slot {
     (tenant.to_owned(), key.to_owned())
 }
 
+fn scope(tenant: &str, agent: &str, key: &str) -> Scope {
+    (tenant.to_owned(), agent.to_owned(), key.to_owned())
+}
+
 impl Log {
     pub(super) fn record_receipts(
         &mut self,
         tenant: &str,
+        agent: &str,
         key: &str,
         ids: &[String],
         at: DateTime<Utc>,
     ) -> StoreResult<usize> {
         rules::require("tenant", tenant)?;
+        rules::no_nul("agent", agent)?;
         rules::require("thread key", key)?;
         let at = micros(at);
-        let receipts = self.receipts.entry(slot(tenant, key)).or_default();
+        let receipts = self.receipts.entry(scope(tenant, agent, key)).or_default();
         let mut added = 0;
         for id in ids {
             if !receipts.ids.contains_key(id) {
@@ -66,8 +75,8 @@ impl Log {
         Ok(added)
     }
 
-    pub(super) fn has_receipts(&self, tenant: &str, key: &str, ids: &[String]) -> Vec<bool> {
-        let receipts = self.receipts.get(&slot(tenant, key));
+    pub(super) fn has_receipts(&self, tenant: &str, agent: &str, key: &str, ids: &[String]) -> Vec<bool> {
+        let receipts = self.receipts.get(&scope(tenant, agent, key));
         ids.iter()
             .map(|id| receipts.is_some_and(|r| r.ids.contains_key(id)))
             .collect()
@@ -76,12 +85,14 @@ impl Log {
     pub(super) fn append_continuity(
         &mut self,
         tenant: &str,
+        agent: &str,
         key: &str,
         entry: ContinuityEntry,
     ) -> StoreResult<()> {
         rules::require("tenant", tenant)?;
+        rules::no_nul("agent", agent)?;
         rules::require("thread key", key)?;
-        let history = self.continuity.entry(slot(tenant, key)).or_default();
+        let history = self.continuity.entry(scope(tenant, agent, key)).or_default();
         history.push(ContinuityEntry {
             at: micros(entry.at),
             ..entry
@@ -98,8 +109,8 @@ impl Log {
         Ok(())
     }
 
-    pub(super) fn continuity(&self, tenant: &str, key: &str) -> Vec<ContinuityEntry> {
-        let Some(history) = self.continuity.get(&slot(tenant, key)) else {
+    pub(super) fn continuity(&self, tenant: &str, agent: &str, key: &str) -> Vec<ContinuityEntry> {
+        let Some(history) = self.continuity.get(&scope(tenant, agent, key)) else {
             return Vec::new();
         };
         rules::select_continuity(history)
@@ -115,6 +126,7 @@ impl Log {
         let mut seen = HashSet::new();
         for event in &batch {
             rules::require("tenant", &event.tenant)?;
+            rules::no_nul("agent", &event.agent)?;
             rules::require("run id", &event.run_id)?;
             rules::to_i64(event.seq, "seq")?;
             let run = slot(&event.tenant, &event.run_id);
@@ -139,7 +151,7 @@ impl Log {
                 .insert(event.seq, cursor);
             if let Some(key) = &event.thread_key {
                 self.by_thread
-                    .entry(slot(&event.tenant, key))
+                    .entry(scope(&event.tenant, &event.agent, key))
                     .or_default()
                     .insert(cursor);
             }
@@ -171,11 +183,12 @@ impl Log {
     pub(super) fn read_thread(
         &self,
         tenant: &str,
+        agent: &str,
         key: &str,
         after: Option<u64>,
         limit: u32,
     ) -> Vec<EventRecord> {
-        let Some(cursors) = self.by_thread.get(&slot(tenant, key)) else {
+        let Some(cursors) = self.by_thread.get(&scope(tenant, agent, key)) else {
             return Vec::new();
         };
         let from = after.map_or(std::ops::Bound::Unbounded, std::ops::Bound::Excluded);
@@ -215,7 +228,7 @@ impl Log {
                     }
                 }
                 if let Some(key) = &event.thread_key {
-                    let thread = slot(&event.tenant, key);
+                    let thread = scope(&event.tenant, &event.agent, key);
                     if let Some(cursors) = self.by_thread.get_mut(&thread) {
                         cursors.remove(cursor);
                         if cursors.is_empty() {

@@ -81,34 +81,47 @@ impl ThreadStore for MemoryStore {
         self.lock().threads.finalize(request)
     }
 
-    async fn list_threads(&self, tenant: &str, page: &Page) -> StoreResult<Vec<Record>> {
-        Ok(self.lock().threads.list(tenant, page))
+    async fn list_threads(&self, tenant: &str, agent: &str, page: &Page) -> StoreResult<Vec<Record>> {
+        Ok(self.lock().threads.list(tenant, agent, page))
     }
 
-    async fn archive(&self, tenant: &str, key: &str) -> StoreResult<Record> {
-        self.lock().threads.archive(tenant, key)
+    async fn archive(&self, tenant: &str, agent: &str, key: &str) -> StoreResult<Record> {
+        self.lock().threads.archive(tenant, agent, key)
     }
 
     async fn record_receipts(
         &self,
         tenant: &str,
+        agent: &str,
         key: &str,
         ids: &[String],
         at: DateTime<Utc>,
     ) -> StoreResult<usize> {
-        self.lock().log.record_receipts(tenant, key, ids, at)
+        self.lock().log.record_receipts(tenant, agent, key, ids, at)
     }
 
-    async fn has_receipts(&self, tenant: &str, key: &str, ids: &[String]) -> StoreResult<Vec<bool>> {
-        Ok(self.lock().log.has_receipts(tenant, key, ids))
+    async fn has_receipts(
+        &self,
+        tenant: &str,
+        agent: &str,
+        key: &str,
+        ids: &[String],
+    ) -> StoreResult<Vec<bool>> {
+        Ok(self.lock().log.has_receipts(tenant, agent, key, ids))
     }
 
-    async fn append_continuity(&self, tenant: &str, key: &str, entry: ContinuityEntry) -> StoreResult<()> {
-        self.lock().log.append_continuity(tenant, key, entry)
+    async fn append_continuity(
+        &self,
+        tenant: &str,
+        agent: &str,
+        key: &str,
+        entry: ContinuityEntry,
+    ) -> StoreResult<()> {
+        self.lock().log.append_continuity(tenant, agent, key, entry)
     }
 
-    async fn continuity(&self, tenant: &str, key: &str) -> StoreResult<Vec<ContinuityEntry>> {
-        Ok(self.lock().log.continuity(tenant, key))
+    async fn continuity(&self, tenant: &str, agent: &str, key: &str) -> StoreResult<Vec<ContinuityEntry>> {
+        Ok(self.lock().log.continuity(tenant, agent, key))
     }
 
     async fn append_events(&self, batch: Vec<NewEvent>) -> StoreResult<Vec<u64>> {
@@ -128,11 +141,15 @@ impl ThreadStore for MemoryStore {
     async fn read_thread(
         &self,
         tenant: &str,
+        agent: &str,
         key: &str,
         after_cursor: Option<u64>,
         limit: u32,
     ) -> StoreResult<Vec<EventRecord>> {
-        Ok(self.lock().log.read_thread(tenant, key, after_cursor, limit))
+        Ok(self
+            .lock()
+            .log
+            .read_thread(tenant, agent, key, after_cursor, limit))
     }
 
     async fn retention(&self, policy: &RetentionPolicy) -> StoreResult<u64> {

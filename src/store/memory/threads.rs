@@ -18,11 +18,23 @@ struct LeaseRow {
     expires_at: DateTime<Utc>,
 }
 
-/// Records by id, the active index by `(tenant, key)`, and lease rows by target.
+/// A thread: `(tenant, agent, key)`.
+type Scope = (String, String, String);
+
+/// The scope of a record.
+fn scope_of(record: &Record) -> Scope {
+    (
+        record.tenant.clone(),
+        record.host_agent.clone(),
+        record.key.clone(),
+    )
+}
+
+/// Records by id, the active index by `(tenant, agent, key)`, and lease rows by target.
 #[derive(Debug, Default)]
 pub(super) struct Threads {
     records: HashMap<String, Record>,
-    active: BTreeMap<(String, String), String>,
+    active: BTreeMap<Scope, String>,
     leases: HashMap<String, LeaseRow>,
 }
 
@@ -30,8 +42,10 @@ impl Threads {
     pub(super) fn resolve(&self, query: &Query) -> Option<Record> {
         let record = match &query.by {
             Lookup::Id(id) => self.records.get(id)?,
-            Lookup::Key(key) => {
-                let id = self.active.get(&(query.tenant.clone(), key.clone()))?;
+            Lookup::Key { agent, key } => {
+                let id = self
+                    .active
+                    .get(&(query.tenant.clone(), agent.clone(), key.clone()))?;
                 self.records.get(id)?
             }
         };
@@ -123,15 +137,15 @@ impl Threads {
                 }
             }
         }
-        let slot = (req.record.tenant.clone(), req.record.key.clone());
+        let slot = scope_of(&req.record);
         let other = rules::plan_key(&req, self.active.get(&slot).map(String::as_str))?;
         let record = req.record;
         let existing = self.records.get(&record.id);
         if let Some(existing) = existing
-            && (existing.tenant != record.tenant || existing.key != record.key)
+            && scope_of(existing) != scope_of(&record)
         {
             return Err(StoreError::conflict(format!(
-                "record id {:?} belongs to another tenant or key",
+                "record id {:?} belongs to another tenant, agent or key",
                 record.id
             )));
         }
@@ -156,21 +170,25 @@ impl Threads {
         Ok(saved)
     }
 
-    pub(super) fn list(&self, tenant: &str, page: &Page) -> Vec<Record> {
-        let start = (tenant.to_owned(), page.after.clone().unwrap_or_default());
+    pub(super) fn list(&self, tenant: &str, agent: &str, page: &Page) -> Vec<Record> {
+        let start = (
+            tenant.to_owned(),
+            agent.to_owned(),
+            page.after.clone().unwrap_or_default(),
+        );
         self.active
             .range(start..)
-            .take_while(|((t, _), _)| t == tenant)
-            .filter(|((_, key), _)| page.after.as_ref().is_none_or(|after| key > after))
+            .take_while(|((t, a, _), _)| t == tenant && a == agent)
+            .filter(|((_, _, key), _)| page.after.as_ref().is_none_or(|after| key > after))
             .filter_map(|(_, id)| self.records.get(id).cloned())
             .take(rules::limit_usize(page))
             .collect()
     }
 
-    pub(super) fn archive(&mut self, tenant: &str, key: &str) -> StoreResult<Record> {
+    pub(super) fn archive(&mut self, tenant: &str, agent: &str, key: &str) -> StoreResult<Record> {
         let id = self
             .active
-            .get(&(tenant.to_owned(), key.to_owned()))
+            .get(&(tenant.to_owned(), agent.to_owned(), key.to_owned()))
             .cloned()
             .ok_or(StoreError::NotFound)?;
         self.archive_id(tenant, &id, rules::now())
@@ -185,7 +203,7 @@ impl Threads {
             .filter(|r| r.tenant == tenant && r.status == ThreadStatus::Active)?;
         record.status = ThreadStatus::Archived;
         record.updated_at = now;
-        let slot = (record.tenant.clone(), record.key.clone());
+        let slot = scope_of(record);
         let record = record.clone();
         if self.active.get(&slot).is_some_and(|active| *active == record.id) {
             self.active.remove(&slot);

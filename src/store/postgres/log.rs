@@ -54,40 +54,46 @@ async fn lock_threads(tx: &mut PgConnection, class: i32, keys: BTreeSet<i32>) ->
 pub(super) async fn record_receipts(
     tx: &mut PgConnection,
     tenant: &str,
+    agent: &str,
     key: &str,
     ids: &[String],
     at: DateTime<Utc>,
 ) -> StoreResult<usize> {
     rules::require("tenant", tenant)?;
+    rules::no_nul("agent", agent)?;
     rules::require("thread key", key)?;
     let at = micros(at);
     let added = sqlx::query(
-        "INSERT INTO receipts (tenant, thread_key, message_id, at) \
-         SELECT $1, $2, id, $4 FROM UNNEST($3::text[]) WITH ORDINALITY AS u(id, n) ORDER BY n \
+        "INSERT INTO receipts (tenant, agent, thread_key, message_id, at) \
+         SELECT $1, $5, $2, id, $4 FROM UNNEST($3::text[]) WITH ORDINALITY AS u(id, n) ORDER BY n \
          ON CONFLICT DO NOTHING",
     )
     .bind(tenant)
     .bind(key)
     .bind(ids)
     .bind(at)
+    .bind(agent)
     .execute(&mut *tx)
     .await
     .map_err(map)?
     .rows_affected();
-    sqlx::query("DELETE FROM receipts WHERE tenant = $1 AND thread_key = $2 AND at < $3")
+    sqlx::query("DELETE FROM receipts WHERE tenant = $1 AND agent = $4 AND thread_key = $2 AND at < $3")
         .bind(tenant)
         .bind(key)
         .bind(at - rules::age(RECEIPT_MAX_AGE))
+        .bind(agent)
         .execute(&mut *tx)
         .await
         .map_err(map)?;
     sqlx::query(
-        "DELETE FROM receipts WHERE tenant = $1 AND thread_key = $2 AND seq <= \
-         (SELECT seq FROM receipts WHERE tenant = $1 AND thread_key = $2 ORDER BY seq DESC LIMIT 1 OFFSET $3)",
+        "DELETE FROM receipts WHERE tenant = $1 AND agent = $4 AND thread_key = $2 AND seq <= \
+         (SELECT seq FROM receipts WHERE tenant = $1 AND agent = $4 AND thread_key = $2 \
+          ORDER BY seq DESC LIMIT 1 OFFSET $3)",
     )
     .bind(tenant)
     .bind(key)
     .bind(RECEIPT_CAP as i64)
+    .bind(agent)
     .execute(&mut *tx)
     .await
     .map_err(map)?;
@@ -97,6 +103,7 @@ pub(super) async fn record_receipts(
 pub(super) async fn has_receipts(
     pool: &PgPool,
     tenant: &str,
+    agent: &str,
     key: &str,
     ids: &[String],
 ) -> StoreResult<Vec<bool>> {
@@ -104,11 +111,13 @@ pub(super) async fn has_receipts(
         return Ok(Vec::new());
     }
     let found: Vec<String> = sqlx::query_scalar(
-        "SELECT message_id FROM receipts WHERE tenant = $1 AND thread_key = $2 AND message_id = ANY($3)",
+        "SELECT message_id FROM receipts WHERE tenant = $1 AND agent = $4 AND thread_key = $2 \
+         AND message_id = ANY($3)",
     )
     .bind(tenant)
     .bind(key)
     .bind(ids)
+    .bind(agent)
     .fetch_all(pool)
     .await
     .map_err(map)?;
@@ -131,13 +140,16 @@ fn to_entry(row: &ContinuityRow) -> StoreResult<ContinuityEntry> {
 async fn load_continuity(
     conn: &mut PgConnection,
     tenant: &str,
+    agent: &str,
     key: &str,
 ) -> StoreResult<Vec<ContinuityRow>> {
     sqlx::query_as(
-        "SELECT seq, kind, body, at FROM continuity WHERE tenant = $1 AND thread_key = $2 ORDER BY seq",
+        "SELECT seq, kind, body, at FROM continuity WHERE tenant = $1 AND agent = $3 AND thread_key = $2 \
+         ORDER BY seq",
     )
     .bind(tenant)
     .bind(key)
+    .bind(agent)
     .fetch_all(conn)
     .await
     .map_err(map)
@@ -146,10 +158,12 @@ async fn load_continuity(
 pub(super) async fn append_continuity(
     tx: &mut PgConnection,
     tenant: &str,
+    agent: &str,
     key: &str,
     entry: ContinuityEntry,
 ) -> StoreResult<()> {
     rules::require("tenant", tenant)?;
+    rules::no_nul("agent", agent)?;
     rules::require("thread key", key)?;
     lock_threads(
         tx,
@@ -157,16 +171,19 @@ pub(super) async fn append_continuity(
         BTreeSet::from([thread_lock_key(tenant, key)]),
     )
     .await?;
-    sqlx::query("INSERT INTO continuity (tenant, thread_key, kind, body, at) VALUES ($1, $2, $3, $4, $5)")
-        .bind(tenant)
-        .bind(key)
-        .bind(entry.kind.as_str())
-        .bind(&entry.text)
-        .bind(micros(entry.at))
-        .execute(&mut *tx)
-        .await
-        .map_err(map)?;
-    let history = load_continuity(tx, tenant, key).await?;
+    sqlx::query(
+        "INSERT INTO continuity (tenant, thread_key, kind, body, at, agent) VALUES ($1, $2, $3, $4, $5, $6)",
+    )
+    .bind(tenant)
+    .bind(key)
+    .bind(entry.kind.as_str())
+    .bind(&entry.text)
+    .bind(micros(entry.at))
+    .bind(agent)
+    .execute(&mut *tx)
+    .await
+    .map_err(map)?;
+    let history = load_continuity(tx, tenant, agent, key).await?;
     let entries = history.iter().map(to_entry).collect::<StoreResult<Vec<_>>>()?;
     let mut kept = rules::select_continuity(&entries).into_iter().peekable();
     let mut doomed = Vec::new();
@@ -194,9 +211,14 @@ pub(super) async fn append_continuity(
     Ok(())
 }
 
-pub(super) async fn continuity(pool: &PgPool, tenant: &str, key: &str) -> StoreResult<Vec<ContinuityEntry>> {
+pub(super) async fn continuity(
+    pool: &PgPool,
+    tenant: &str,
+    agent: &str,
+    key: &str,
+) -> StoreResult<Vec<ContinuityEntry>> {
     let mut conn = pool.acquire().await.map_err(map)?;
-    let history = load_continuity(&mut conn, tenant, key).await?;
+    let history = load_continuity(&mut conn, tenant, agent, key).await?;
     let entries = history.iter().map(to_entry).collect::<StoreResult<Vec<_>>>()?;
     Ok(rules::select_continuity(&entries)
         .into_iter()
@@ -213,6 +235,7 @@ pub(super) async fn append_events(pool: &PgPool, batch: &[NewEvent]) -> StoreRes
     let mut locks = BTreeSet::new();
     for event in batch {
         rules::require("tenant", &event.tenant)?;
+        rules::no_nul("agent", &event.agent)?;
         rules::require("run id", &event.run_id)?;
         rules::to_i64(event.seq, "seq")?;
         if let Some(key) = &event.thread_key {
@@ -240,6 +263,7 @@ where
     E: sqlx::Executor<'c, Database = sqlx::Postgres>,
 {
     let mut tenant = Vec::with_capacity(chunk.len());
+    let mut agent = Vec::with_capacity(chunk.len());
     let mut thread_key = Vec::with_capacity(chunk.len());
     let mut run_id = Vec::with_capacity(chunk.len());
     let mut seq = Vec::with_capacity(chunk.len());
@@ -248,6 +272,7 @@ where
     let mut at = Vec::with_capacity(chunk.len());
     for e in chunk {
         tenant.push(e.tenant.as_str());
+        agent.push(e.agent.as_str());
         thread_key.push(e.thread_key.as_deref());
         run_id.push(e.run_id.as_str());
         seq.push(rules::to_i64(e.seq, "seq")?);
@@ -256,10 +281,11 @@ where
         at.push(micros(e.at));
     }
     let mut cursors: Vec<i64> = sqlx::query_scalar(
-        "INSERT INTO events (tenant, thread_key, run_id, seq, kind, event, at) \
-         SELECT u.tenant, u.thread_key, u.run_id, u.seq, u.kind, u.event::json, u.at FROM UNNEST(\
-             $1::text[], $2::text[], $3::text[], $4::int8[], $5::text[], $6::text[], $7::timestamptz[]) \
-         WITH ORDINALITY AS u(tenant, thread_key, run_id, seq, kind, event, at, n) \
+        "INSERT INTO events (tenant, thread_key, run_id, seq, kind, event, at, agent) \
+         SELECT u.tenant, u.thread_key, u.run_id, u.seq, u.kind, u.event::json, u.at, u.agent FROM UNNEST(\
+             $1::text[], $2::text[], $3::text[], $4::int8[], $5::text[], $6::text[], $7::timestamptz[], \
+             $10::text[]) \
+         WITH ORDINALITY AS u(tenant, thread_key, run_id, seq, kind, event, at, agent, n) \
          WHERE (SELECT count(pg_advisory_xact_lock($9, k)) FROM UNNEST($8::int4[]) AS k) >= 0 \
          ORDER BY u.n \
          RETURNING cursor",
@@ -273,6 +299,7 @@ where
     .bind(at)
     .bind(locks)
     .bind(EVENTS_LOCK)
+    .bind(agent)
     .fetch_all(executor)
     .await
     .map_err(|err| {
@@ -320,6 +347,7 @@ pub(super) async fn read_run(
 pub(super) async fn read_thread(
     pool: &PgPool,
     tenant: &str,
+    agent: &str,
     key: &str,
     after_cursor: Option<u64>,
     limit: u32,
@@ -330,12 +358,14 @@ pub(super) async fn read_thread(
     let rows: Vec<EventRow> = sqlx::query_as(concat!(
         "SELECT ",
         event_columns!(),
-        " FROM events WHERE tenant = $1 AND thread_key = $2 AND cursor > $3 ORDER BY cursor LIMIT $4"
+        " FROM events WHERE tenant = $1 AND agent = $5 AND thread_key = $2 AND cursor > $3 \
+         ORDER BY cursor LIMIT $4"
     ))
     .bind(tenant)
     .bind(key)
     .bind(after)
     .bind(rules::limit(limit))
+    .bind(agent)
     .fetch_all(pool)
     .await
     .map_err(map)?;

@@ -16,6 +16,7 @@ use crate::store::{
 pub(super) struct ThreadRow {
     id: String,
     tenant: String,
+    agent: String,
     thread_key: String,
     status: String,
     driver_type: String,
@@ -54,6 +55,7 @@ impl ThreadRow {
             codec: self.codec,
             key: self.thread_key,
             tenant: self.tenant,
+            host_agent: self.agent,
             id: self.id,
         })
     }
@@ -64,6 +66,7 @@ impl ThreadRow {
 pub(super) struct EventRow {
     cursor: i64,
     tenant: String,
+    agent: String,
     thread_key: Option<String>,
     run_id: String,
     seq: i64,
@@ -81,6 +84,7 @@ impl EventRow {
             event: super::nul::decode(self.event),
             at: self.at,
             tenant: self.tenant,
+            agent: self.agent,
             thread_key: self.thread_key,
             run_id: self.run_id,
             kind: self.kind,

@@ -26,14 +26,15 @@ pub(super) async fn resolve(pool: &PgPool, query: &Query) -> StoreResult<Option<
             .fetch_optional(pool)
             .await
         }
-        Lookup::Key(key) => {
+        Lookup::Key { agent, key } => {
             sqlx::query_as(concat!(
                 "SELECT ",
                 thread_columns!(),
-                " FROM threads WHERE tenant = $1 AND thread_key = $2 AND status = 'active'"
+                " FROM threads WHERE tenant = $1 AND agent = $3 AND thread_key = $2 AND status = 'active'"
             ))
             .bind(&query.tenant)
             .bind(key)
+            .bind(agent)
             .fetch_optional(pool)
             .await
         }
@@ -157,10 +158,11 @@ pub(super) async fn finalize(tx: &mut PgConnection, req: FinalizeRequest) -> Sto
         }
     }
     let active: Option<String> = sqlx::query_scalar(
-        "SELECT id FROM threads WHERE tenant = $1 AND thread_key = $2 AND status = 'active' FOR UPDATE",
+        "SELECT id FROM threads WHERE tenant = $1 AND agent = $3 AND thread_key = $2 AND status = 'active' FOR UPDATE",
     )
     .bind(&req.record.tenant)
     .bind(&req.record.key)
+    .bind(&req.record.host_agent)
     .fetch_optional(&mut *tx)
     .await
     .map_err(map)?;
@@ -183,14 +185,15 @@ pub(super) async fn finalize(tx: &mut PgConnection, req: FinalizeRequest) -> Sto
         .map(|v| super::nul::encode(&v).into_owned());
     let created_at: Option<DateTime<Utc>> = sqlx::query_scalar(
         "INSERT INTO threads (id, tenant, thread_key, status, driver_type, agent_id, agent_tenant, agent_profile, \
-             agent_name, fingerprint, compatibility_fingerprint, codec, state, created_at, updated_at) \
-         VALUES ($1, $2, $3, 'active', $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) \
+             agent_name, fingerprint, compatibility_fingerprint, codec, state, created_at, updated_at, agent) \
+         VALUES ($1, $2, $3, 'active', $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) \
          ON CONFLICT (id) DO UPDATE SET status = 'active', driver_type = excluded.driver_type, \
              agent_id = excluded.agent_id, agent_tenant = excluded.agent_tenant, \
              agent_profile = excluded.agent_profile, agent_name = excluded.agent_name, \
              fingerprint = excluded.fingerprint, compatibility_fingerprint = excluded.compatibility_fingerprint, \
              codec = excluded.codec, state = excluded.state, updated_at = excluded.updated_at \
-         WHERE threads.tenant = excluded.tenant AND threads.thread_key = excluded.thread_key \
+         WHERE threads.tenant = excluded.tenant AND threads.agent = excluded.agent \
+             AND threads.thread_key = excluded.thread_key \
          RETURNING created_at",
     )
     .bind(&record.id)
@@ -207,6 +210,7 @@ pub(super) async fn finalize(tx: &mut PgConnection, req: FinalizeRequest) -> Sto
     .bind(state)
     .bind(rules::micros(record.created_at))
     .bind(now)
+    .bind(&record.host_agent)
     .fetch_optional(&mut *tx)
     .await
     .map_err(|e| match (is_unique_violation(&e), req.require_key_absent) {
@@ -217,7 +221,7 @@ pub(super) async fn finalize(tx: &mut PgConnection, req: FinalizeRequest) -> Sto
     })?;
     let Some(created_at) = created_at else {
         return Err(StoreError::conflict(format!(
-            "record id {:?} belongs to another tenant or key",
+            "record id {:?} belongs to another tenant, agent or key",
             record.id
         )));
     };
@@ -229,31 +233,33 @@ pub(super) async fn finalize(tx: &mut PgConnection, req: FinalizeRequest) -> Sto
     })
 }
 
-pub(super) async fn list(pool: &PgPool, tenant: &str, page: &Page) -> StoreResult<Vec<Record>> {
+pub(super) async fn list(pool: &PgPool, tenant: &str, agent: &str, page: &Page) -> StoreResult<Vec<Record>> {
     let rows: Vec<ThreadRow> = sqlx::query_as(concat!(
         "SELECT ",
         thread_columns!(),
-        " FROM threads WHERE tenant = $1 AND status = 'active' AND ($2::text IS NULL OR thread_key > $2) \
+        " FROM threads WHERE tenant = $1 AND agent = $4 AND status = 'active' AND ($2::text IS NULL OR thread_key > $2) \
          ORDER BY thread_key LIMIT $3"
     ))
     .bind(tenant)
     .bind(page.after.as_deref())
     .bind(rules::limit(page.limit))
+    .bind(agent)
     .fetch_all(pool)
     .await
     .map_err(map)?;
     rows::collect(rows, ThreadRow::into_record)
 }
 
-pub(super) async fn archive(pool: &PgPool, tenant: &str, key: &str) -> StoreResult<Record> {
+pub(super) async fn archive(pool: &PgPool, tenant: &str, agent: &str, key: &str) -> StoreResult<Record> {
     let row: Option<ThreadRow> = sqlx::query_as(concat!(
         "UPDATE threads SET status = 'archived', updated_at = $3 \
-         WHERE tenant = $1 AND thread_key = $2 AND status = 'active' RETURNING ",
+         WHERE tenant = $1 AND agent = $4 AND thread_key = $2 AND status = 'active' RETURNING ",
         thread_columns!()
     ))
     .bind(tenant)
     .bind(key)
     .bind(rules::now())
+    .bind(agent)
     .fetch_optional(pool)
     .await
     .map_err(map)?;

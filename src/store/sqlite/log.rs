@@ -11,48 +11,54 @@ use crate::store::{
     StoreResult,
 };
 
-/// Rows per multi-row `INSERT` (8 parameters each, far below SQLite's 32766-parameter limit).
+/// Rows per multi-row `INSERT` (9 parameters each, far below SQLite's 32766-parameter limit).
 pub(super) const EVENT_CHUNK: usize = 500;
 
 pub(super) async fn record_receipts(
     tx: &mut SqliteConnection,
     tenant: &str,
+    agent: &str,
     key: &str,
     ids: &[String],
     at: DateTime<Utc>,
 ) -> StoreResult<usize> {
     rules::require("tenant", tenant)?;
+    rules::no_nul("agent", agent)?;
     rules::require("thread key", key)?;
     let at = micros(at);
     let mut added = 0;
     for id in ids {
         let inserted = sqlx::query(
-            "INSERT INTO receipts (tenant, thread_key, message_id, at) VALUES ($1, $2, $3, $4) \
+            "INSERT INTO receipts (tenant, thread_key, message_id, at, agent) VALUES ($1, $2, $3, $4, $5) \
              ON CONFLICT DO NOTHING",
         )
         .bind(tenant)
         .bind(key)
         .bind(id)
         .bind(to_micros(at))
+        .bind(agent)
         .execute(&mut *tx)
         .await
         .map_err(map)?;
         added += inserted.rows_affected() as usize;
     }
-    sqlx::query("DELETE FROM receipts WHERE tenant = $1 AND thread_key = $2 AND at < $3")
+    sqlx::query("DELETE FROM receipts WHERE tenant = $1 AND agent = $4 AND thread_key = $2 AND at < $3")
         .bind(tenant)
         .bind(key)
         .bind(to_micros(at - rules::age(RECEIPT_MAX_AGE)))
+        .bind(agent)
         .execute(&mut *tx)
         .await
         .map_err(map)?;
     sqlx::query(
-        "DELETE FROM receipts WHERE tenant = $1 AND thread_key = $2 AND seq <= \
-         (SELECT seq FROM receipts WHERE tenant = $1 AND thread_key = $2 ORDER BY seq DESC LIMIT 1 OFFSET $3)",
+        "DELETE FROM receipts WHERE tenant = $1 AND agent = $4 AND thread_key = $2 AND seq <= \
+         (SELECT seq FROM receipts WHERE tenant = $1 AND agent = $4 AND thread_key = $2 \
+          ORDER BY seq DESC LIMIT 1 OFFSET $3)",
     )
     .bind(tenant)
     .bind(key)
     .bind(RECEIPT_CAP as i64)
+    .bind(agent)
     .execute(&mut *tx)
     .await
     .map_err(map)?;
@@ -62,6 +68,7 @@ pub(super) async fn record_receipts(
 pub(super) async fn has_receipts(
     pool: &SqlitePool,
     tenant: &str,
+    agent: &str,
     key: &str,
     ids: &[String],
 ) -> StoreResult<Vec<bool>> {
@@ -70,12 +77,13 @@ pub(super) async fn has_receipts(
     }
     let wanted = serde_json::to_string(ids).map_err(|e| StoreError::invalid(e.to_string()))?;
     let found: Vec<String> = sqlx::query_scalar(
-        "SELECT message_id FROM receipts WHERE tenant = $1 AND thread_key = $2 \
+        "SELECT message_id FROM receipts WHERE tenant = $1 AND agent = $4 AND thread_key = $2 \
          AND message_id IN (SELECT value FROM json_each($3))",
     )
     .bind(tenant)
     .bind(key)
     .bind(wanted)
+    .bind(agent)
     .fetch_all(pool)
     .await
     .map_err(map)?;
@@ -86,21 +94,26 @@ pub(super) async fn has_receipts(
 pub(super) async fn append_continuity(
     tx: &mut SqliteConnection,
     tenant: &str,
+    agent: &str,
     key: &str,
     entry: ContinuityEntry,
 ) -> StoreResult<()> {
     rules::require("tenant", tenant)?;
+    rules::no_nul("agent", agent)?;
     rules::require("thread key", key)?;
-    sqlx::query("INSERT INTO continuity (tenant, thread_key, kind, body, at) VALUES ($1, $2, $3, $4, $5)")
-        .bind(tenant)
-        .bind(key)
-        .bind(entry.kind.as_str())
-        .bind(&entry.text)
-        .bind(to_micros(entry.at))
-        .execute(&mut *tx)
-        .await
-        .map_err(map)?;
-    let history = load_continuity(&mut *tx, tenant, key).await?;
+    sqlx::query(
+        "INSERT INTO continuity (tenant, thread_key, kind, body, at, agent) VALUES ($1, $2, $3, $4, $5, $6)",
+    )
+    .bind(tenant)
+    .bind(key)
+    .bind(entry.kind.as_str())
+    .bind(&entry.text)
+    .bind(to_micros(entry.at))
+    .bind(agent)
+    .execute(&mut *tx)
+    .await
+    .map_err(map)?;
+    let history = load_continuity(&mut *tx, tenant, agent, key).await?;
     let entries = history
         .iter()
         .map(ContinuityRow::to_entry)
@@ -132,10 +145,11 @@ pub(super) async fn append_continuity(
 pub(super) async fn continuity(
     pool: &SqlitePool,
     tenant: &str,
+    agent: &str,
     key: &str,
 ) -> StoreResult<Vec<ContinuityEntry>> {
     let mut conn = pool.acquire().await.map_err(map)?;
-    let history = load_continuity(&mut conn, tenant, key).await?;
+    let history = load_continuity(&mut conn, tenant, agent, key).await?;
     let entries = history
         .iter()
         .map(ContinuityRow::to_entry)
@@ -152,13 +166,16 @@ pub(super) async fn continuity(
 async fn load_continuity(
     conn: &mut SqliteConnection,
     tenant: &str,
+    agent: &str,
     key: &str,
 ) -> StoreResult<Vec<ContinuityRow>> {
     sqlx::query_as(
-        "SELECT seq, kind, body, at FROM continuity WHERE tenant = $1 AND thread_key = $2 ORDER BY seq",
+        "SELECT seq, kind, body, at FROM continuity WHERE tenant = $1 AND agent = $3 AND thread_key = $2 \
+         ORDER BY seq",
     )
     .bind(tenant)
     .bind(key)
+    .bind(agent)
     .fetch_all(conn)
     .await
     .map_err(map)
@@ -175,16 +192,19 @@ pub(super) async fn append_events(tx: &mut SqliteConnection, batch: &[NewEvent])
         let mut rows = Vec::with_capacity(chunk.len());
         for event in chunk {
             rules::require("tenant", &event.tenant)?;
+            rules::no_nul("agent", &event.agent)?;
             rules::require("run id", &event.run_id)?;
             let seq = rules::to_i64(event.seq, "seq")?;
             let json = serde_json::to_string(&event.event).map_err(|e| StoreError::invalid(e.to_string()))?;
             rows.push((event, seq, json));
         }
-        let mut insert: QueryBuilder<Sqlite> =
-            QueryBuilder::new("INSERT INTO events (tenant, thread_key, run_id, seq, kind, event, at) ");
+        let mut insert: QueryBuilder<Sqlite> = QueryBuilder::new(
+            "INSERT INTO events (tenant, agent, thread_key, run_id, seq, kind, event, at) ",
+        );
         insert.push_values(rows, |mut values, (event, seq, json)| {
             values
                 .push_bind(event.tenant.clone())
+                .push_bind(event.agent.clone())
                 .push_bind(event.thread_key.clone())
                 .push_bind(event.run_id.clone())
                 .push_bind(seq)
@@ -251,6 +271,7 @@ pub(super) async fn read_run(
 pub(super) async fn read_thread(
     pool: &SqlitePool,
     tenant: &str,
+    agent: &str,
     key: &str,
     after_cursor: Option<u64>,
     limit: u32,
@@ -261,12 +282,14 @@ pub(super) async fn read_thread(
     let rows: Vec<EventRow> = sqlx::query_as(concat!(
         "SELECT ",
         event_columns!(),
-        " FROM events WHERE tenant = $1 AND thread_key = $2 AND cursor > $3 ORDER BY cursor LIMIT $4"
+        " FROM events WHERE tenant = $1 AND agent = $5 AND thread_key = $2 AND cursor > $3 \
+         ORDER BY cursor LIMIT $4"
     ))
     .bind(tenant)
     .bind(key)
     .bind(after)
     .bind(rules::limit(limit))
+    .bind(agent)
     .fetch_all(pool)
     .await
     .map_err(map)?;

@@ -152,39 +152,52 @@ impl ThreadStore for SqliteStore {
         Ok(saved)
     }
 
-    async fn list_threads(&self, tenant: &str, page: &Page) -> StoreResult<Vec<Record>> {
-        threads::list(&self.reader, tenant, page).await
+    async fn list_threads(&self, tenant: &str, agent: &str, page: &Page) -> StoreResult<Vec<Record>> {
+        threads::list(&self.reader, tenant, agent, page).await
     }
 
-    async fn archive(&self, tenant: &str, key: &str) -> StoreResult<Record> {
-        threads::archive(&self.writer, tenant, key).await
+    async fn archive(&self, tenant: &str, agent: &str, key: &str) -> StoreResult<Record> {
+        threads::archive(&self.writer, tenant, agent, key).await
     }
 
     async fn record_receipts(
         &self,
         tenant: &str,
+        agent: &str,
         key: &str,
         ids: &[String],
         at: DateTime<Utc>,
     ) -> StoreResult<usize> {
         let mut tx = self.write().await?;
-        let added = log::record_receipts(&mut tx, tenant, key, ids, at).await?;
+        let added = log::record_receipts(&mut tx, tenant, agent, key, ids, at).await?;
         tx.commit().await.map_err(map)?;
         Ok(added)
     }
 
-    async fn has_receipts(&self, tenant: &str, key: &str, ids: &[String]) -> StoreResult<Vec<bool>> {
-        log::has_receipts(&self.reader, tenant, key, ids).await
+    async fn has_receipts(
+        &self,
+        tenant: &str,
+        agent: &str,
+        key: &str,
+        ids: &[String],
+    ) -> StoreResult<Vec<bool>> {
+        log::has_receipts(&self.reader, tenant, agent, key, ids).await
     }
 
-    async fn append_continuity(&self, tenant: &str, key: &str, entry: ContinuityEntry) -> StoreResult<()> {
+    async fn append_continuity(
+        &self,
+        tenant: &str,
+        agent: &str,
+        key: &str,
+        entry: ContinuityEntry,
+    ) -> StoreResult<()> {
         let mut tx = self.write().await?;
-        log::append_continuity(&mut tx, tenant, key, entry).await?;
+        log::append_continuity(&mut tx, tenant, agent, key, entry).await?;
         tx.commit().await.map_err(map)
     }
 
-    async fn continuity(&self, tenant: &str, key: &str) -> StoreResult<Vec<ContinuityEntry>> {
-        log::continuity(&self.reader, tenant, key).await
+    async fn continuity(&self, tenant: &str, agent: &str, key: &str) -> StoreResult<Vec<ContinuityEntry>> {
+        log::continuity(&self.reader, tenant, agent, key).await
     }
 
     async fn append_events(&self, batch: Vec<NewEvent>) -> StoreResult<Vec<u64>> {
@@ -217,11 +230,12 @@ impl ThreadStore for SqliteStore {
     async fn read_thread(
         &self,
         tenant: &str,
+        agent: &str,
         key: &str,
         after_cursor: Option<u64>,
         limit: u32,
     ) -> StoreResult<Vec<EventRecord>> {
-        log::read_thread(&self.reader, tenant, key, after_cursor, limit).await
+        log::read_thread(&self.reader, tenant, agent, key, after_cursor, limit).await
     }
 
     async fn retention(&self, policy: &RetentionPolicy) -> StoreResult<u64> {

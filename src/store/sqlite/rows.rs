@@ -14,6 +14,7 @@ use crate::store::{
 pub(super) struct ThreadRow {
     id: String,
     tenant: String,
+    agent: String,
     thread_key: String,
     status: String,
     driver_type: String,
@@ -49,6 +50,7 @@ impl ThreadRow {
             codec: self.codec,
             key: self.thread_key,
             tenant: self.tenant,
+            host_agent: self.agent,
             id: self.id,
         })
     }
@@ -59,6 +61,7 @@ impl ThreadRow {
 pub(super) struct EventRow {
     cursor: i64,
     tenant: String,
+    agent: String,
     thread_key: Option<String>,
     run_id: String,
     seq: i64,
@@ -76,6 +79,7 @@ impl EventRow {
             event: row.json_text("event", &self.event)?,
             at: row.micros("at", self.at)?,
             tenant: self.tenant,
+            agent: self.agent,
             thread_key: self.thread_key,
             run_id: self.run_id,
             kind: self.kind,

@@ -24,14 +24,15 @@ pub(super) async fn resolve(pool: &SqlitePool, query: &Query) -> StoreResult<Opt
             .fetch_optional(pool)
             .await
         }
-        Lookup::Key(key) => {
+        Lookup::Key { agent, key } => {
             sqlx::query_as(concat!(
                 "SELECT ",
                 thread_columns!(),
-                " FROM threads WHERE tenant = $1 AND thread_key = $2 AND status = 'active'"
+                " FROM threads WHERE tenant = $1 AND agent = $3 AND thread_key = $2 AND status = 'active'"
             ))
             .bind(&query.tenant)
             .bind(key)
+            .bind(agent)
             .fetch_optional(pool)
             .await
         }
@@ -152,10 +153,11 @@ pub(super) async fn finalize(tx: &mut SqliteConnection, req: FinalizeRequest) ->
         }
     }
     let active: Option<String> = sqlx::query_scalar(
-        "SELECT id FROM threads WHERE tenant = $1 AND thread_key = $2 AND status = 'active'",
+        "SELECT id FROM threads WHERE tenant = $1 AND agent = $3 AND thread_key = $2 AND status = 'active'",
     )
     .bind(&req.record.tenant)
     .bind(&req.record.key)
+    .bind(&req.record.host_agent)
     .fetch_optional(&mut *tx)
     .await
     .map_err(map)?;
@@ -177,14 +179,15 @@ pub(super) async fn finalize(tx: &mut SqliteConnection, req: FinalizeRequest) ->
         .map_err(|e| StoreError::invalid(format!("session state does not serialize: {e}")))?;
     let created_at: Option<i64> = sqlx::query_scalar(
         "INSERT INTO threads (id, tenant, thread_key, status, driver_type, agent_id, agent_tenant, agent_profile, \
-             agent_name, fingerprint, compatibility_fingerprint, codec, state, created_at, updated_at) \
-         VALUES ($1, $2, $3, 'active', $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) \
+             agent_name, fingerprint, compatibility_fingerprint, codec, state, created_at, updated_at, agent) \
+         VALUES ($1, $2, $3, 'active', $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) \
          ON CONFLICT (id) DO UPDATE SET status = 'active', driver_type = excluded.driver_type, \
              agent_id = excluded.agent_id, agent_tenant = excluded.agent_tenant, \
              agent_profile = excluded.agent_profile, agent_name = excluded.agent_name, \
              fingerprint = excluded.fingerprint, compatibility_fingerprint = excluded.compatibility_fingerprint, \
              codec = excluded.codec, state = excluded.state, updated_at = excluded.updated_at \
-         WHERE threads.tenant = excluded.tenant AND threads.thread_key = excluded.thread_key \
+         WHERE threads.tenant = excluded.tenant AND threads.agent = excluded.agent \
+             AND threads.thread_key = excluded.thread_key \
          RETURNING created_at",
     )
     .bind(&record.id)
@@ -201,6 +204,7 @@ pub(super) async fn finalize(tx: &mut SqliteConnection, req: FinalizeRequest) ->
     .bind(state)
     .bind(to_micros(record.created_at))
     .bind(to_micros(now))
+    .bind(&record.host_agent)
     .fetch_optional(&mut *tx)
     .await
     .map_err(|e| {
@@ -212,7 +216,7 @@ pub(super) async fn finalize(tx: &mut SqliteConnection, req: FinalizeRequest) ->
     })?;
     let Some(created_at) = created_at else {
         return Err(StoreError::conflict(format!(
-            "record id {:?} belongs to another tenant or key",
+            "record id {:?} belongs to another tenant, agent or key",
             record.id
         )));
     };
@@ -225,31 +229,38 @@ pub(super) async fn finalize(tx: &mut SqliteConnection, req: FinalizeRequest) ->
     })
 }
 
-pub(super) async fn list(pool: &SqlitePool, tenant: &str, page: &Page) -> StoreResult<Vec<Record>> {
+pub(super) async fn list(
+    pool: &SqlitePool,
+    tenant: &str,
+    agent: &str,
+    page: &Page,
+) -> StoreResult<Vec<Record>> {
     let rows: Vec<ThreadRow> = sqlx::query_as(concat!(
         "SELECT ",
         thread_columns!(),
-        " FROM threads WHERE tenant = $1 AND status = 'active' AND ($2 IS NULL OR thread_key > $2) \
+        " FROM threads WHERE tenant = $1 AND agent = $4 AND status = 'active' AND ($2 IS NULL OR thread_key > $2) \
          ORDER BY thread_key LIMIT $3"
     ))
     .bind(tenant)
     .bind(page.after.as_deref())
     .bind(rules::limit(page.limit))
+    .bind(agent)
     .fetch_all(pool)
     .await
     .map_err(map)?;
     rows::collect(rows, ThreadRow::into_record)
 }
 
-pub(super) async fn archive(pool: &SqlitePool, tenant: &str, key: &str) -> StoreResult<Record> {
+pub(super) async fn archive(pool: &SqlitePool, tenant: &str, agent: &str, key: &str) -> StoreResult<Record> {
     let row: Option<ThreadRow> = sqlx::query_as(concat!(
         "UPDATE threads SET status = 'archived', updated_at = $3 \
-         WHERE tenant = $1 AND thread_key = $2 AND status = 'active' RETURNING ",
+         WHERE tenant = $1 AND agent = $4 AND thread_key = $2 AND status = 'active' RETURNING ",
         thread_columns!()
     ))
     .bind(tenant)
     .bind(key)
     .bind(to_micros(rules::now()))
+    .bind(agent)
     .fetch_optional(pool)
     .await
     .map_err(map)?;

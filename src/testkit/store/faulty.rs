@@ -105,34 +105,47 @@ impl ThreadStore for Faulty {
         self.inner.finalize(request).await
     }
 
-    async fn list_threads(&self, tenant: &str, page: &Page) -> StoreResult<Vec<Record>> {
-        self.inner.list_threads(tenant, page).await
+    async fn list_threads(&self, tenant: &str, agent: &str, page: &Page) -> StoreResult<Vec<Record>> {
+        self.inner.list_threads(tenant, agent, page).await
     }
 
-    async fn archive(&self, tenant: &str, key: &str) -> StoreResult<Record> {
-        self.inner.archive(tenant, key).await
+    async fn archive(&self, tenant: &str, agent: &str, key: &str) -> StoreResult<Record> {
+        self.inner.archive(tenant, agent, key).await
     }
 
     async fn record_receipts(
         &self,
         tenant: &str,
+        agent: &str,
         key: &str,
         ids: &[String],
         at: DateTime<Utc>,
     ) -> StoreResult<usize> {
-        self.inner.record_receipts(tenant, key, ids, at).await
+        self.inner.record_receipts(tenant, agent, key, ids, at).await
     }
 
-    async fn has_receipts(&self, tenant: &str, key: &str, ids: &[String]) -> StoreResult<Vec<bool>> {
-        self.inner.has_receipts(tenant, key, ids).await
+    async fn has_receipts(
+        &self,
+        tenant: &str,
+        agent: &str,
+        key: &str,
+        ids: &[String],
+    ) -> StoreResult<Vec<bool>> {
+        self.inner.has_receipts(tenant, agent, key, ids).await
     }
 
-    async fn append_continuity(&self, tenant: &str, key: &str, entry: ContinuityEntry) -> StoreResult<()> {
-        self.inner.append_continuity(tenant, key, entry).await
+    async fn append_continuity(
+        &self,
+        tenant: &str,
+        agent: &str,
+        key: &str,
+        entry: ContinuityEntry,
+    ) -> StoreResult<()> {
+        self.inner.append_continuity(tenant, agent, key, entry).await
     }
 
-    async fn continuity(&self, tenant: &str, key: &str) -> StoreResult<Vec<ContinuityEntry>> {
-        self.inner.continuity(tenant, key).await
+    async fn continuity(&self, tenant: &str, agent: &str, key: &str) -> StoreResult<Vec<ContinuityEntry>> {
+        self.inner.continuity(tenant, agent, key).await
     }
 
     async fn append_events(&self, batch: Vec<NewEvent>) -> StoreResult<Vec<u64>> {
@@ -159,11 +172,14 @@ impl ThreadStore for Faulty {
     async fn read_thread(
         &self,
         tenant: &str,
+        agent: &str,
         key: &str,
         after_cursor: Option<u64>,
         limit: u32,
     ) -> StoreResult<Vec<EventRecord>> {
-        self.inner.read_thread(tenant, key, after_cursor, limit).await
+        self.inner
+            .read_thread(tenant, agent, key, after_cursor, limit)
+            .await
     }
 
     async fn retention(&self, policy: &RetentionPolicy) -> StoreResult<u64> {

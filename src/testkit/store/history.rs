@@ -2,7 +2,7 @@
 
 use chrono::TimeDelta;
 
-use super::{Kit, ensure, ok};
+use super::{AGENT, Kit, ensure, ok};
 use crate::store::{CONTINUITY_BUDGET, ContinuityEntry, ContinuityKind, micros, now};
 
 /// STORE-09: receipts deduplicate and are scoped to tenant and thread.
@@ -15,7 +15,7 @@ pub(super) async fn receipts_dedup(kit: &Kit) {
         C,
         "record m1 m2",
         store
-            .record_receipts(&tenant, "t", &ids(&["m1", "m2"]), now())
+            .record_receipts(&tenant, AGENT, "t", &ids(&["m1", "m2"]), now())
             .await,
     );
     ensure(C, added == 2, || format!("2 new receipts, reported {added}"));
@@ -23,35 +23,49 @@ pub(super) async fn receipts_dedup(kit: &Kit) {
         C,
         "record m2 m3 m3",
         store
-            .record_receipts(&tenant, "t", &ids(&["m2", "m3", "m3"]), now())
+            .record_receipts(&tenant, AGENT, "t", &ids(&["m2", "m3", "m3"]), now())
             .await,
     );
     ensure(C, added == 1, || format!("only m3 is new, reported {added}"));
     let found = ok(
         C,
         "batch lookup",
-        store.has_receipts(&tenant, "t", &ids(&["m1", "m4", "m3"])).await,
+        store
+            .has_receipts(&tenant, AGENT, "t", &ids(&["m1", "m4", "m3"]))
+            .await,
     );
     ensure(C, found == [true, false, true], || {
         format!("lookup m1 m4 m3 gave {found:?}")
     });
     ensure(
         C,
-        ok(C, "has m2", store.has_receipt(&tenant, "t", "m2").await),
+        ok(C, "has m2", store.has_receipt(&tenant, AGENT, "t", "m2").await),
         || "m2 missing".to_owned(),
     );
     ensure(
         C,
-        !ok(C, "other thread", store.has_receipt(&tenant, "t2", "m1").await),
+        !ok(
+            C,
+            "other thread",
+            store.has_receipt(&tenant, AGENT, "t2", "m1").await,
+        ),
         || "leaked across threads".into(),
     );
     let other = kit.name("rc-other");
     ensure(
         C,
-        !ok(C, "other tenant", store.has_receipt(&other, "t", "m1").await),
+        !ok(
+            C,
+            "other tenant",
+            store.has_receipt(&other, AGENT, "t", "m1").await,
+        ),
         || "leaked across tenants".into(),
     );
-    let empty = ok(C, "empty lookup", store.has_receipts(&tenant, "t", &[]).await);
+    let empty = ok(
+        C,
+        "empty lookup",
+        store.has_receipts(&tenant, AGENT, "t", &[]).await,
+    );
     ensure(C, empty.is_empty(), || format!("empty lookup gave {empty:?}"));
 }
 
@@ -65,10 +79,14 @@ pub(super) async fn receipts_cap(kit: &Kit) {
         ok(
             C,
             "record",
-            store.record_receipts(&tenant, "t", chunk, now()).await,
+            store.record_receipts(&tenant, AGENT, "t", chunk, now()).await,
         );
     }
-    let found = ok(C, "lookup all", store.has_receipts(&tenant, "t", &all).await);
+    let found = ok(
+        C,
+        "lookup all",
+        store.has_receipts(&tenant, AGENT, "t", &all).await,
+    );
     let kept: Vec<usize> = found
         .iter()
         .enumerate()
@@ -94,31 +112,38 @@ pub(super) async fn receipts_age(kit: &Kit) {
         C,
         "record old",
         store
-            .record_receipts(&tenant, "t", &one("old"), now() - TimeDelta::days(8))
+            .record_receipts(&tenant, AGENT, "t", &one("old"), now() - TimeDelta::days(8))
             .await,
     );
     ensure(
         C,
-        ok(C, "has old", store.has_receipt(&tenant, "t", "old").await),
+        ok(C, "has old", store.has_receipt(&tenant, AGENT, "t", "old").await),
         || "old receipt not stored".into(),
     );
     ok(
         C,
         "record mid",
         store
-            .record_receipts(&tenant, "t", &one("mid"), now() - TimeDelta::days(6))
+            .record_receipts(&tenant, AGENT, "t", &one("mid"), now() - TimeDelta::days(6))
             .await,
     );
     ok(
         C,
         "record new",
-        store.record_receipts(&tenant, "t", &one("new"), now()).await,
+        store
+            .record_receipts(&tenant, AGENT, "t", &one("new"), now())
+            .await,
     );
     let found = ok(
         C,
         "lookup",
         store
-            .has_receipts(&tenant, "t", &[one("old"), one("mid"), one("new")].concat())
+            .has_receipts(
+                &tenant,
+                AGENT,
+                "t",
+                &[one("old"), one("mid"), one("new")].concat(),
+            )
             .await,
     );
     ensure(C, found == [false, true, true], || {
@@ -131,7 +156,7 @@ pub(super) async fn continuity(kit: &Kit) {
     const C: &str = "STORE-12 (continuity bounds)";
     let store = &kit.store;
     let tenant = kit.name("cont");
-    let empty = ok(C, "empty history", store.continuity(&tenant, "none").await);
+    let empty = ok(C, "empty history", store.continuity(&tenant, AGENT, "none").await);
     ensure(C, empty.is_empty(), || {
         format!("an empty thread has history {empty:?}")
     });
@@ -161,11 +186,11 @@ pub(super) async fn continuity(kit: &Kit) {
         ok(
             C,
             "append",
-            store.append_continuity(&tenant, "t", entry.clone()).await,
+            store.append_continuity(&tenant, AGENT, "t", entry.clone()).await,
         );
         appended.push(entry);
     }
-    let got = ok(C, "read", store.continuity(&tenant, "t").await);
+    let got = ok(C, "read", store.continuity(&tenant, AGENT, "t").await);
     let want: Vec<ContinuityEntry> = [0, 2, 3, 4, 5].iter().map(|i| appended[*i].clone()).collect();
     ensure(C, got == want, || format!("got {got:?}\nwant {want:?}"));
 
@@ -179,10 +204,10 @@ pub(super) async fn continuity(kit: &Kit) {
         ok(
             C,
             "append 3000 bytes",
-            store.append_continuity(&tenant, "big", entry).await,
+            store.append_continuity(&tenant, AGENT, "big", entry).await,
         );
     }
-    let got = ok(C, "read big", store.continuity(&tenant, "big").await);
+    let got = ok(C, "read big", store.continuity(&tenant, AGENT, "big").await);
     let firsts: String = got.iter().filter_map(|e| e.text.chars().next()).collect();
     ensure(C, firsts == "bc", || {
         format!("9000 bytes of guidance must trim to the newest two, got {firsts:?}")
@@ -196,9 +221,9 @@ pub(super) async fn continuity(kit: &Kit) {
     ok(
         C,
         "append an oversized turn",
-        store.append_continuity(&tenant, "big", entry).await,
+        store.append_continuity(&tenant, AGENT, "big", entry).await,
     );
-    let got = ok(C, "read oversized", store.continuity(&tenant, "big").await);
+    let got = ok(C, "read oversized", store.continuity(&tenant, AGENT, "big").await);
     let total: usize = got.iter().map(|e| e.text.len()).sum();
     ensure(
         C,

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use super::{Kit, ensure, err, ok, record};
+use super::{AGENT, Kit, ensure, err, ok, record};
 use crate::store::{FinalizeRequest, Lease, Query, StoreError};
 
 /// A TTL long enough never to lapse during the story.
@@ -301,7 +301,7 @@ pub(super) async fn finalize_fencing(kit: &Kit) {
     let found = ok(
         C,
         "resolve by key",
-        store.resolve(&Query::key(&tenant, key)).await,
+        store.resolve(&Query::key(&tenant, AGENT, key)).await,
     );
     ensure(C, found.is_none(), || {
         format!("a refused finalize bound the key: {found:?}")

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use chrono::TimeDelta;
 
-use super::{Kit, ensure, err, event, ok};
+use super::{AGENT, Kit, ensure, err, event, ok};
 use crate::store::{EventRecord, NewEvent, RetentionPolicy, StoreError, micros, now};
 
 fn conflict(e: &StoreError) -> bool {
@@ -78,7 +78,7 @@ pub(super) async fn retention(kit: &Kit) {
     ensure(C, seqs(&t2_left) == (8..20).collect::<Vec<_>>(), || {
         format!("t2 kept {:?}, expected 8..20", seqs(&t2_left))
     });
-    let t1_left = ok(C, "read t1", store.read_thread(&t1, "k", None, 100).await);
+    let t1_left = ok(C, "read t1", store.read_thread(&t1, AGENT, "k", None, 100).await);
     ensure(C, t1_left.len() == 10, || {
         format!("t1 (under the cap) lost events: {}", t1_left.len())
     });
@@ -110,7 +110,7 @@ async fn page_thread(
         let page = ok(
             clause,
             "read_thread",
-            kit.store.read_thread(tenant, key, cursor, 7).await,
+            kit.store.read_thread(tenant, AGENT, key, cursor, 7).await,
         );
         let Some(last) = page.last() else { return out };
         cursor = Some(last.cursor);
@@ -161,7 +161,7 @@ pub(super) async fn replay(kit: &Kit) {
     let stored = ok(
         C,
         "read the large batch",
-        store.read_thread(&tenant, "big", None, 10_000).await,
+        store.read_thread(&tenant, AGENT, "big", None, 10_000).await,
     );
     let pairs: Vec<(u64, u64)> = stored.iter().map(|e| (e.cursor, e.seq)).collect();
     let returned: Vec<(u64, u64)> = cursors.iter().copied().zip(big.iter().map(|e| e.seq)).collect();
@@ -182,7 +182,7 @@ pub(super) async fn replay(kit: &Kit) {
     let all = ok(
         C,
         "read whole thread",
-        store.read_thread(&tenant, key, None, 10_000).await,
+        store.read_thread(&tenant, AGENT, key, None, 10_000).await,
     );
     ensure(C, all == thread, || {
         format!(
@@ -233,7 +233,7 @@ pub(super) async fn replay(kit: &Kit) {
     let zero = ok(
         C,
         "read with limit 0",
-        store.read_thread(&tenant, key, None, 0).await,
+        store.read_thread(&tenant, AGENT, key, None, 0).await,
     );
     ensure(C, zero.is_empty(), || {
         format!("limit 0 returned {} events", zero.len())
@@ -242,7 +242,7 @@ pub(super) async fn replay(kit: &Kit) {
     let leaked = ok(
         C,
         "another tenant's thread",
-        store.read_thread(&other, key, None, 100).await,
+        store.read_thread(&other, AGENT, key, None, 100).await,
     );
     let leaked_run = ok(
         C,
@@ -302,7 +302,7 @@ pub(super) async fn batch_atomicity(kit: &Kit) {
     let thread = ok(
         C,
         "read thread",
-        store.read_thread(&tenant, "th", None, 100).await,
+        store.read_thread(&tenant, AGENT, "th", None, 100).await,
     );
     ensure(C, thread.len() == 5, || {
         format!("the thread holds {} events, want 5", thread.len())
@@ -334,7 +334,7 @@ pub(super) async fn tailing(kit: &Kit) {
                 let finished = done.load(Ordering::SeqCst);
                 let after = seen.last().map(|e| e.cursor);
                 let page = store
-                    .read_thread(&tenant, "t", after, 50)
+                    .read_thread(&tenant, AGENT, "t", after, 50)
                     .await
                     .expect("tail read");
                 if page.is_empty() {
@@ -373,7 +373,7 @@ pub(super) async fn tailing(kit: &Kit) {
     let all = ok(
         C,
         "read all",
-        kit.store.read_thread(&tenant, "t", None, 10_000).await,
+        kit.store.read_thread(&tenant, AGENT, "t", None, 10_000).await,
     );
     ensure(C, all.len() == 800, || {
         format!("the thread holds {} events, want 800", all.len())

@@ -5,7 +5,7 @@ use chrono::TimeDelta;
 use serde_json::json;
 
 use super::service::{approval, run};
-use super::{Kit, ensure, err, ok};
+use super::{AGENT, Kit, ensure, err, ok};
 use crate::store::{Declaration, NewEvent, RunState, StoreError, micros, now};
 
 /// STORE-21: NUL in every JSON payload round-trips; NUL in an identifier is `Invalid`.
@@ -17,6 +17,7 @@ pub(super) async fn nul(kit: &Kit) {
 
     let event = NewEvent {
         tenant: tenant.clone(),
+        agent: AGENT.to_owned(),
         thread_key: Some(kit.name("nul-key")),
         run_id: kit.name("nul-run"),
         seq: 1,
@@ -111,6 +112,7 @@ pub(super) async fn nul(kit: &Kit) {
     });
     let bad_event = NewEvent {
         tenant: tenant.clone(),
+        agent: AGENT.to_owned(),
         thread_key: None,
         run_id: "run\u{0}nul".into(),
         seq: 1,

@@ -5,7 +5,7 @@ use std::time::Duration;
 use chrono::DateTime;
 
 use super::leases::finalize_request;
-use super::{Kit, ensure, err, ok, record};
+use super::{AGENT, Kit, ensure, err, ok, record};
 use crate::store::{FinalizeRequest, Page, Query, Record, StoreError, ThreadStatus, micros};
 
 const LONG: Duration = Duration::from_secs(60);
@@ -52,7 +52,7 @@ pub(super) async fn round_trip(kit: &Kit) {
     let by_key = ok(
         C,
         "resolve by key",
-        store.resolve(&Query::key(&tenant, key)).await,
+        store.resolve(&Query::key(&tenant, AGENT, key)).await,
     );
     ensure(C, by_key.as_ref() == Some(&saved), || {
         format!("by key: {by_key:?}, saved {saved:?}")
@@ -68,7 +68,7 @@ pub(super) async fn round_trip(kit: &Kit) {
         let found = ok(
             C,
             "resolve a near-miss key",
-            store.resolve(&Query::key(&tenant, near)).await,
+            store.resolve(&Query::key(&tenant, AGENT, near)).await,
         );
         ensure(C, found.is_none(), || {
             format!("key {near:?} must not match {key:?}")
@@ -77,7 +77,7 @@ pub(super) async fn round_trip(kit: &Kit) {
     let leaked = ok(
         C,
         "resolve from another tenant",
-        store.resolve(&Query::key(&other, key)).await,
+        store.resolve(&Query::key(&other, AGENT, key)).await,
     );
     ensure(C, leaked.is_none(), || {
         format!("another tenant resolved the key: {leaked:?}")
@@ -95,7 +95,7 @@ pub(super) async fn round_trip(kit: &Kit) {
     let listed = ok(
         C,
         "list another tenant",
-        store.list_threads(&other, &Page::first(100)).await,
+        store.list_threads(&other, AGENT, &Page::first(100)).await,
     );
     ensure(C, listed.is_empty(), || {
         format!("another tenant lists {listed:?}")
@@ -126,7 +126,7 @@ pub(super) async fn round_trip(kit: &Kit) {
     let again = ok(
         C,
         "resolve after update",
-        store.resolve(&Query::key(&tenant, key)).await,
+        store.resolve(&Query::key(&tenant, AGENT, key)).await,
     );
     ensure(C, again.as_ref() == Some(&resaved), || {
         format!("after update: {again:?}")
@@ -210,7 +210,7 @@ pub(super) async fn fork_race(kit: &Kit) {
     let child = ok(
         C,
         "resolve child",
-        store.resolve(&Query::key(&tenant, child_key)).await,
+        store.resolve(&Query::key(&tenant, AGENT, child_key)).await,
     );
     ensure(C, child.as_ref().map(|c| &c.id) == Some(&winners[0].id), || {
         format!("child resolves to {child:?}")
@@ -218,7 +218,7 @@ pub(super) async fn fork_race(kit: &Kit) {
     let still = ok(
         C,
         "resolve parent",
-        store.resolve(&Query::key(&tenant, parent_key)).await,
+        store.resolve(&Query::key(&tenant, AGENT, parent_key)).await,
     );
     ensure(C, still.as_ref() == Some(&parent), || {
         format!("the parent changed: {still:?}")
@@ -280,7 +280,11 @@ pub(super) async fn archive_and_rebind(kit: &Kit) {
         "finalize with archive_old + rebind_active",
         store.finalize(replace).await,
     );
-    let active = ok(C, "resolve key", store.resolve(&Query::key(&tenant, key)).await);
+    let active = ok(
+        C,
+        "resolve key",
+        store.resolve(&Query::key(&tenant, AGENT, key)).await,
+    );
     ensure(C, active.as_ref().map(|r| &r.id) == Some(&second.id), || {
         format!("key resolves to {active:?}")
     });
@@ -322,7 +326,7 @@ pub(super) async fn archive_and_rebind(kit: &Kit) {
     let mut listed = Vec::new();
     let mut page = Page::first(2);
     loop {
-        let batch = ok(C, "list_threads", store.list_threads(&tenant, &page).await);
+        let batch = ok(C, "list_threads", store.list_threads(&tenant, AGENT, &page).await);
         ensure(C, batch.len() <= 2, || {
             format!("page limit ignored: {} items", batch.len())
         });
@@ -346,12 +350,16 @@ pub(super) async fn archive_and_rebind(kit: &Kit) {
         "finalize superseding the active record without rebind",
         store.finalize(third).await,
     );
-    let active = ok(C, "resolve key", store.resolve(&Query::key(&tenant, key)).await);
+    let active = ok(
+        C,
+        "resolve key",
+        store.resolve(&Query::key(&tenant, AGENT, key)).await,
+    );
     ensure(C, active.as_ref() == Some(&third), || {
         format!("key resolves to {active:?}")
     });
 
-    let archived = ok(C, "archive", store.archive(&tenant, key).await);
+    let archived = ok(C, "archive", store.archive(&tenant, AGENT, key).await);
     ensure(
         C,
         archived.id == third.id && archived.status == ThreadStatus::Archived,
@@ -360,18 +368,21 @@ pub(super) async fn archive_and_rebind(kit: &Kit) {
     let gone = ok(
         C,
         "resolve after archive",
-        store.resolve(&Query::key(&tenant, key)).await,
+        store.resolve(&Query::key(&tenant, AGENT, key)).await,
     );
     ensure(C, gone.is_none(), || {
         format!("an archived key still resolves: {gone:?}")
     });
-    err(C, "archive again", store.archive(&tenant, key).await, |e| {
-        matches!(e, StoreError::NotFound)
-    });
+    err(
+        C,
+        "archive again",
+        store.archive(&tenant, AGENT, key).await,
+        |e| matches!(e, StoreError::NotFound),
+    );
     err(
         C,
         "archive from another tenant",
-        store.archive(&kit.name("nobody"), "k-a").await,
+        store.archive(&kit.name("nobody"), AGENT, "k-a").await,
         |e| matches!(e, StoreError::NotFound),
     );
     let reuse = FinalizeRequest {

@@ -3,6 +3,7 @@
 //! cannot flood the log, NUL and overlong identifiers are refused alike on every store, and store
 //! errors never reach a client as their text.
 
+mod agent_threads;
 mod chaos;
 mod crash;
 mod final_commit;

@@ -41,7 +41,7 @@ async fn replayed_events_restore_their_live_coordinates() {
         "two turns: {:?}",
         live.iter().map(|e| e.meta.turn_id.clone()).collect::<Vec<_>>()
     );
-    let rec = Recorder::new(store, "t", ExposurePolicy::default());
+    let rec = Recorder::new(store, "t", "", ExposurePolicy::default());
     rec.record(&live).await.unwrap();
     let all = rec
         .since("replay-key", None, 10_000, &ExposurePolicy::default())

@@ -23,6 +23,7 @@ fn record(tenant: &str, key: &str, id: &str) -> Record {
         id: id.to_owned(),
         key: key.to_owned(),
         tenant: tenant.to_owned(),
+        host_agent: String::new(),
         status: ThreadStatus::Active,
         driver_type: "reference".to_owned(),
         agent: AgentIdentity {
@@ -58,6 +59,7 @@ fn save(record: Record, leases: Vec<Lease>, previous: Option<&str>) -> FinalizeR
 fn events(tenant: &str, key: Option<&str>, run: &str, seqs: std::ops::Range<u64>) -> Vec<NewEvent> {
     seqs.map(|seq| NewEvent {
         tenant: tenant.to_owned(),
+        agent: String::new(),
         thread_key: key.map(str::to_owned),
         run_id: run.to_owned(),
         seq,
@@ -124,13 +126,13 @@ where
         "the dead owner cannot finalize: {stale:?}"
     );
 
-    let resumed = second.resolve(&Query::key(tenant, key)).await.unwrap();
+    let resumed = second.resolve(&Query::key(tenant, "", key)).await.unwrap();
     assert_eq!(
         resumed,
         Some(finalized.clone()),
         "the new owner continues from the last finalized record"
     );
-    let logged = second.read_thread(tenant, key, None, 1000).await.unwrap();
+    let logged = second.read_thread(tenant, "", key, None, 1000).await.unwrap();
     assert_eq!(
         logged.iter().map(|e| e.seq).collect::<Vec<_>>(),
         (0..50).collect::<Vec<_>>(),
@@ -146,7 +148,7 @@ where
         .await
         .unwrap();
     assert_eq!(
-        second.resolve(&Query::key(tenant, key)).await.unwrap(),
+        second.resolve(&Query::key(tenant, "", key)).await.unwrap(),
         Some(next)
     );
     let old = second
@@ -332,7 +334,7 @@ async fn connection_cut(url: &str, schema: &str) {
     }
     for w in 0..4 {
         let log = direct
-            .read_thread("t", &format!("th-{w}"), None, 10_000)
+            .read_thread("t", "", &format!("th-{w}"), None, 10_000)
             .await
             .unwrap();
         assert!(
@@ -383,7 +385,7 @@ async fn corrupt_rows_are_reported(store: &dyn ThreadStore, tamper: impl AsyncFn
     };
     expect_corrupt(
         "resolve",
-        store.resolve(&Query::key("t", "k")).await.unwrap_err(),
+        store.resolve(&Query::key("t", "", "k")).await.unwrap_err(),
         "threads row corrupt-1",
     );
     expect_corrupt(
@@ -416,7 +418,7 @@ async fn sqlite_reports_a_newer_schema_and_corrupt_rows() {
         conn.close().await.unwrap();
     })
     .await;
-    let err = opened.read_thread("t", "k", None, 10).await.unwrap_err();
+    let err = opened.read_thread("t", "", "k", None, 10).await.unwrap_err();
     assert!(
         matches!(&err, StoreError::Corrupt { detail } if detail.contains("events row")),
         "{err:?}"

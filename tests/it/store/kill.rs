@@ -80,7 +80,7 @@ async fn sqlite_survives_kill_9() {
         lease.token
     );
     let found = reopened
-        .resolve(&Query::key("t", "k"))
+        .resolve(&Query::key("t", "", "k"))
         .await
         .unwrap()
         .expect("the finalized record");
@@ -120,6 +120,7 @@ async fn child(url: &str) {
         id: "killed-session".into(),
         key: "k".into(),
         tenant: "t".into(),
+        host_agent: String::new(),
         status: store::ThreadStatus::Active,
         driver_type: "reference".into(),
         agent: Default::default(),
@@ -135,6 +136,7 @@ async fn child(url: &str) {
         let events = (batch * BATCH..(batch + 1) * BATCH)
             .map(|seq| NewEvent {
                 tenant: "t".into(),
+                agent: String::new(),
                 thread_key: Some("k".into()),
                 run_id: "run-1".into(),
                 seq,

@@ -6,6 +6,7 @@
 mod contention;
 mod failures;
 mod kill;
+mod migration;
 pub(crate) mod pg;
 
 use std::sync::Arc;

@@ -48,7 +48,7 @@ shapes!(
         );
         let stale = flaky
             .inner
-            .resolve(&agent_adaptor::store::Query::key(shape.store_tenant(), "cp"))
+            .resolve(&agent_adaptor::store::Query::key(shape.store_tenant(), "", "cp"))
             .await
             .unwrap()
             .and_then(|r| r.state)

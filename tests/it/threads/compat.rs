@@ -256,7 +256,11 @@ shapes!(
             async move {
                 use agent_adaptor::store::ThreadStore;
                 store
-                    .resolve(&agent_adaptor::store::Query::key(shape.store_tenant(), "guards"))
+                    .resolve(&agent_adaptor::store::Query::key(
+                        shape.store_tenant(),
+                        "",
+                        "guards",
+                    ))
                     .await
                     .unwrap()
                     .expect("a record")

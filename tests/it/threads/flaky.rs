@@ -87,29 +87,30 @@ impl ThreadStore for Flaky {
         }
         self.inner.finalize(r).await
     }
-    async fn list_threads(&self, t: &str, p: &Page) -> StoreResult<Vec<Record>> {
-        self.inner.list_threads(t, p).await
+    async fn list_threads(&self, t: &str, g: &str, p: &Page) -> StoreResult<Vec<Record>> {
+        self.inner.list_threads(t, g, p).await
     }
-    async fn archive(&self, t: &str, k: &str) -> StoreResult<Record> {
-        self.inner.archive(t, k).await
+    async fn archive(&self, t: &str, g: &str, k: &str) -> StoreResult<Record> {
+        self.inner.archive(t, g, k).await
     }
     async fn record_receipts(
         &self,
         t: &str,
+        g: &str,
         k: &str,
         ids: &[String],
         at: DateTime<Utc>,
     ) -> StoreResult<usize> {
-        self.inner.record_receipts(t, k, ids, at).await
+        self.inner.record_receipts(t, g, k, ids, at).await
     }
-    async fn has_receipts(&self, t: &str, k: &str, ids: &[String]) -> StoreResult<Vec<bool>> {
-        self.inner.has_receipts(t, k, ids).await
+    async fn has_receipts(&self, t: &str, g: &str, k: &str, ids: &[String]) -> StoreResult<Vec<bool>> {
+        self.inner.has_receipts(t, g, k, ids).await
     }
-    async fn append_continuity(&self, t: &str, k: &str, e: ContinuityEntry) -> StoreResult<()> {
-        self.inner.append_continuity(t, k, e).await
+    async fn append_continuity(&self, t: &str, g: &str, k: &str, e: ContinuityEntry) -> StoreResult<()> {
+        self.inner.append_continuity(t, g, k, e).await
     }
-    async fn continuity(&self, t: &str, k: &str) -> StoreResult<Vec<ContinuityEntry>> {
-        self.inner.continuity(t, k).await
+    async fn continuity(&self, t: &str, g: &str, k: &str) -> StoreResult<Vec<ContinuityEntry>> {
+        self.inner.continuity(t, g, k).await
     }
     async fn append_events(&self, b: Vec<NewEvent>) -> StoreResult<Vec<u64>> {
         let _open = self.gate.read().await;
@@ -124,8 +125,15 @@ impl ThreadStore for Flaky {
         }
         self.inner.read_run(t, r, a, l).await
     }
-    async fn read_thread(&self, t: &str, k: &str, a: Option<u64>, l: u32) -> StoreResult<Vec<EventRecord>> {
-        self.inner.read_thread(t, k, a, l).await
+    async fn read_thread(
+        &self,
+        t: &str,
+        g: &str,
+        k: &str,
+        a: Option<u64>,
+        l: u32,
+    ) -> StoreResult<Vec<EventRecord>> {
+        self.inner.read_thread(t, g, k, a, l).await
     }
     async fn retention(&self, p: &RetentionPolicy) -> StoreResult<u64> {
         self.inner.retention(p).await

@@ -92,7 +92,11 @@ async fn a_crashed_owner_blocks_until_its_lease_expires() {
     run(t.send("before the crash", tenant("t"))).await.1.unwrap();
     // A process that died holding the lease (it never released it).
     store
-        .acquire_lease("key:t:crash", "dead-owner", Duration::from_millis(300))
+        .acquire_lease(
+            &agent_adaptor::store::thread_lease_target("t", "", "crash"),
+            "dead-owner",
+            Duration::from_millis(300),
+        )
         .await
         .unwrap();
     let (_, busy) = run(t.send("x", tenant("t"))).await;

@@ -58,7 +58,7 @@ shapes!(
         assert_eq!(r1.messages()[0].state, MessageState::Delivered, "{shape:?}");
         assert!(r1.text.contains("(noted: use the staging cluster)"), "{shape:?}");
         let kept = store
-            .has_receipts(shape.store_tenant(), "receipts", &["m-1".to_string()])
+            .has_receipts(shape.store_tenant(), "", "receipts", &["m-1".to_string()])
             .await
             .unwrap();
         assert_eq!(
