@@ -44,23 +44,19 @@
 //! | [`store`] | the `ThreadStore` trait and its memory / SQLite / Postgres backends | leak sqlx types through the trait |
 //! | `testkit` | reference driver, conformance kit, mock model servers, fake CLIs | ship without the `testkit` feature |
 //!
-//! See `ARCHITECTURE.md` for the invariants each layer keeps.
+//! Each layer is a crate of the workspace (`docs/workspace.md`); this crate is the facade that re-exports
+//! them under these paths, plus the binaries. A library that needs only the runtime and the SPI depends
+//! on `agent-adaptor-core` (no sqlx, no HTTP server). See `ARCHITECTURE.md` for the invariants each layer
+//! keeps.
 
-pub mod acp;
-pub mod agui;
-pub mod driver;
-pub mod profile;
-pub mod providers;
-pub mod recorder;
-pub mod runtime;
-pub mod server;
-pub mod skills;
-pub mod store;
+pub use agent_adaptor_core::{agui, driver, profile, recorder, runtime, skills, tools, vocab, workspace};
+/// The HTTP/SSE/AG-UI service (`agent-adaptor-server`).
+pub use agent_adaptor_server as server;
+pub use agent_adaptor_server::{acp, providers};
+pub use agent_adaptor_store as store;
+/// The conformance kit, the reference driver, mock model servers and fake CLIs (`agent-adaptor-testkit`).
 #[cfg(feature = "testkit")]
-pub mod testkit;
-pub mod tools;
-pub mod vocab;
-pub mod workspace;
+pub use agent_adaptor_testkit as testkit;
 
 pub use driver::Driver;
 pub use runtime::{Agent, CallOptions, Done, Error, Event, Payload, RunResult, Stream, Thread};

@@ -2,6 +2,7 @@
 
 mod acp;
 mod acp_driver;
+mod agui;
 mod capabilities;
 mod claude_driver;
 mod claude_lab;

@@ -67,7 +67,7 @@ async fn probe<T: Serialize>(
 }
 
 /// `GET /v1/agents/{agent}/inspect`.
-#[utoipa::path(get, path = "/v1/agents/{agent}/inspect", tag = "agents", params(("agent" = String, Path, description = "The agent name"), ("timeout_ms" = Option<u64>, Query, minimum = 1, maximum = 60000, description = "Per-probe timeout in milliseconds, 1 to 60000 (default 10000); outside the range 422 `invalid_request`")), responses((status = 200, description = "The inspection report; probes that did not answer are null and listed in `errors`", body = InspectView), (status = 404, description = "Unknown agent", body = crate::server::views::ErrorBody), (status = 422, description = "invalid_request: bad timeout", body = crate::server::views::ErrorBody)))]
+#[utoipa::path(get, path = "/v1/agents/{agent}/inspect", tag = "agents", params(("agent" = String, Path, description = "The agent name"), ("timeout_ms" = Option<u64>, Query, minimum = 1, maximum = 60000, description = "Per-probe timeout in milliseconds, 1 to 60000 (default 10000); outside the range 422 `invalid_request`")), responses((status = 200, description = "The inspection report; probes that did not answer are null and listed in `errors`", body = InspectView), (status = 404, description = "Unknown agent", body = crate::views::ErrorBody), (status = 422, description = "invalid_request: bad timeout", body = crate::views::ErrorBody)))]
 pub async fn inspect(
     State(state): State<Arc<AppState>>,
     Path(agent): Path<String>,

@@ -1,5 +1,7 @@
 //! The HTTP/SSE/AG-UI service (`agent-adaptor serve`): axum routes over the runtime, the store and the
-//! recorder. This layer may import everything; nothing imports it.
+//! recorder. This layer may import everything; nothing imports it. This crate (`agent-adaptor-server`) also
+//! holds the ACP server edge ([`acp`]) and the provider registry ([`providers::registry`]); the facade
+//! re-exports them as `agent_adaptor::{server, acp, providers}`.
 //!
 //! | file | owns |
 //! |---|---|
@@ -43,6 +45,7 @@
 //! [`RunningServer::shutdown`]: stop accepting, end SSE streams with a terminal event, cancel runs and wait
 //! for them within the grace period, close the agents (reaping their children).
 
+pub mod acp;
 pub mod agents;
 mod agui;
 pub mod auth;
@@ -88,6 +91,18 @@ mod threads;
 pub mod usage;
 pub mod views;
 pub mod webhooks;
+
+/// The provider drivers (`agent-adaptor-providers`) and the registry that builds them by name.
+pub mod providers {
+    pub use agent_adaptor_providers::*;
+    pub mod registry;
+}
+
+// The core modules and the store at this crate's root, so service code keeps its `crate::runtime::…` paths.
+pub(crate) use agent_adaptor_core::{driver, profile, recorder, runtime, skills, tools, vocab, workspace};
+pub(crate) use agent_adaptor_store as store;
+#[cfg(feature = "testkit")]
+pub(crate) use agent_adaptor_testkit as testkit;
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;

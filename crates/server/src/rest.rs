@@ -35,7 +35,7 @@ use crate::vocab::McpServer;
 use crate::workspace::WorkspaceSpec;
 
 /// `GET /healthz`: the process answers.
-#[utoipa::path(get, path = "/healthz", tag = "health", responses((status = 200, description = "The process answers", body = crate::server::views::Health)))]
+#[utoipa::path(get, path = "/healthz", tag = "health", responses((status = 200, description = "The process answers", body = crate::views::Health)))]
 pub async fn healthz() -> Json<Health> {
     Json(Health {
         status: "ok".into(),
@@ -44,7 +44,7 @@ pub async fn healthz() -> Json<Health> {
 }
 
 /// `GET /readyz`: the store answers and the replica takes runs.
-#[utoipa::path(get, path = "/readyz", tag = "health", responses((status = 200, description = "The store answers and the replica takes runs", body = crate::server::views::Health), (status = 503, description = "shutting_down (draining or stopping), capacity_exhausted (`max_active` runs admitted) or store_unavailable (`Retry-After`)", body = crate::server::views::ErrorBody)))]
+#[utoipa::path(get, path = "/readyz", tag = "health", responses((status = 200, description = "The store answers and the replica takes runs", body = crate::views::Health), (status = 503, description = "shutting_down (draining or stopping), capacity_exhausted (`max_active` runs admitted) or store_unavailable (`Retry-After`)", body = crate::views::ErrorBody)))]
 pub async fn readyz(State(state): State<Arc<AppState>>) -> Result<Json<Health>, ApiError> {
     if state.refuses_runs() {
         return Err(ApiError::shutting_down());
@@ -75,7 +75,7 @@ fn agent_view(a: &super::agents::AgentEntry) -> AgentView {
 }
 
 /// `GET /v1/agents`.
-#[utoipa::path(get, path = "/v1/agents", tag = "agents", responses((status = 200, description = "The agents", body = crate::server::views::AgentList)))]
+#[utoipa::path(get, path = "/v1/agents", tag = "agents", responses((status = 200, description = "The agents", body = crate::views::AgentList)))]
 pub async fn list_agents(State(state): State<Arc<AppState>>) -> Json<AgentList> {
     Json(AgentList {
         agents: state.agents.iter().map(agent_view).collect(),
@@ -84,7 +84,7 @@ pub async fn list_agents(State(state): State<Arc<AppState>>) -> Json<AgentList> 
 }
 
 /// `GET /v1/agents/{agent}`.
-#[utoipa::path(get, path = "/v1/agents/{agent}", tag = "agents", params(("agent" = String, Path, description = "The agent name")), responses((status = 200, description = "The agent", body = crate::server::views::AgentView), (status = 404, description = "Unknown agent, run or thread", body = crate::server::views::ErrorBody)))]
+#[utoipa::path(get, path = "/v1/agents/{agent}", tag = "agents", params(("agent" = String, Path, description = "The agent name")), responses((status = 200, description = "The agent", body = crate::views::AgentView), (status = 404, description = "Unknown agent, run or thread", body = crate::views::ErrorBody)))]
 pub async fn get_agent(
     State(state): State<Arc<AppState>>,
     Path(agent): Path<String>,
@@ -298,7 +298,7 @@ async fn start(
 }
 
 /// `POST /v1/agents/{agent}/runs`: a stateless run.
-#[utoipa::path(post, path = "/v1/agents/{agent}/runs", tag = "runs", params(("agent" = String, Path, description = "The agent name")), request_body = StartRunBody, responses((status = 201, description = "The run started", body = crate::server::views::RunView, headers(("Location" = String, description = "The run's path, `/v1/runs/{run_id}`"))), (status = 400, description = "invalid_json", body = crate::server::views::ErrorBody), (status = 402, description = "budget_exceeded: a budget of the tenant, agent or thread is spent (`[[budgets]]`)", body = crate::server::views::ErrorBody), (status = 403, description = "resource_not_allowed: the request adds a resource (MCP server, workspace, service) the agent's `allow_request` does not allow", body = crate::server::views::ErrorBody), (status = 404, description = "Unknown agent, run or thread", body = crate::server::views::ErrorBody), (status = 415, description = "unsupported_media_type", body = crate::server::views::ErrorBody), (status = 422, description = "invalid_request", body = crate::server::views::ErrorBody), (status = 503, description = "shutting_down (draining or stopping) or capacity_exhausted (the replica admits `max_active` runs; `Retry-After: 5`)", body = crate::server::views::ErrorBody)))]
+#[utoipa::path(post, path = "/v1/agents/{agent}/runs", tag = "runs", params(("agent" = String, Path, description = "The agent name")), request_body = StartRunBody, responses((status = 201, description = "The run started", body = crate::views::RunView, headers(("Location" = String, description = "The run's path, `/v1/runs/{run_id}`"))), (status = 400, description = "invalid_json", body = crate::views::ErrorBody), (status = 402, description = "budget_exceeded: a budget of the tenant, agent or thread is spent (`[[budgets]]`)", body = crate::views::ErrorBody), (status = 403, description = "resource_not_allowed: the request adds a resource (MCP server, workspace, service) the agent's `allow_request` does not allow", body = crate::views::ErrorBody), (status = 404, description = "Unknown agent, run or thread", body = crate::views::ErrorBody), (status = 415, description = "unsupported_media_type", body = crate::views::ErrorBody), (status = 422, description = "invalid_request", body = crate::views::ErrorBody), (status = 503, description = "shutting_down (draining or stopping) or capacity_exhausted (the replica admits `max_active` runs; `Retry-After: 5`)", body = crate::views::ErrorBody)))]
 pub async fn start_stateless(
     State(state): State<Arc<AppState>>,
     tenant: Tenant,
@@ -309,7 +309,7 @@ pub async fn start_stateless(
 }
 
 /// `POST /v1/agents/{agent}/threads/{key}/runs`: a run on a thread.
-#[utoipa::path(post, path = "/v1/agents/{agent}/threads/{key}/runs", tag = "runs", params(("agent" = String, Path, description = "The agent name"), ("key" = String, Path, description = "The thread key (1 to 512 bytes)")), request_body = StartRunBody, responses((status = 201, description = "The run started on the thread", body = crate::server::views::RunView, headers(("Location" = String, description = "The run's path, `/v1/runs/{run_id}`"))), (status = 400, description = "invalid_json", body = crate::server::views::ErrorBody), (status = 402, description = "budget_exceeded: a budget of the tenant, agent or thread is spent (`[[budgets]]`)", body = crate::server::views::ErrorBody), (status = 403, description = "resource_not_allowed: the request adds a resource (MCP server, workspace, service) the agent's `allow_request` does not allow", body = crate::server::views::ErrorBody), (status = 404, description = "Unknown agent, run or thread", body = crate::server::views::ErrorBody), (status = 409, description = "thread_busy", body = crate::server::views::ErrorBody), (status = 415, description = "unsupported_media_type", body = crate::server::views::ErrorBody), (status = 422, description = "invalid_request", body = crate::server::views::ErrorBody), (status = 503, description = "shutting_down (draining or stopping) or capacity_exhausted (the replica admits `max_active` runs; `Retry-After: 5`)", body = crate::server::views::ErrorBody)))]
+#[utoipa::path(post, path = "/v1/agents/{agent}/threads/{key}/runs", tag = "runs", params(("agent" = String, Path, description = "The agent name"), ("key" = String, Path, description = "The thread key (1 to 512 bytes)")), request_body = StartRunBody, responses((status = 201, description = "The run started on the thread", body = crate::views::RunView, headers(("Location" = String, description = "The run's path, `/v1/runs/{run_id}`"))), (status = 400, description = "invalid_json", body = crate::views::ErrorBody), (status = 402, description = "budget_exceeded: a budget of the tenant, agent or thread is spent (`[[budgets]]`)", body = crate::views::ErrorBody), (status = 403, description = "resource_not_allowed: the request adds a resource (MCP server, workspace, service) the agent's `allow_request` does not allow", body = crate::views::ErrorBody), (status = 404, description = "Unknown agent, run or thread", body = crate::views::ErrorBody), (status = 409, description = "thread_busy", body = crate::views::ErrorBody), (status = 415, description = "unsupported_media_type", body = crate::views::ErrorBody), (status = 422, description = "invalid_request", body = crate::views::ErrorBody), (status = 503, description = "shutting_down (draining or stopping) or capacity_exhausted (the replica admits `max_active` runs; `Retry-After: 5`)", body = crate::views::ErrorBody)))]
 pub async fn start_on_thread(
     State(state): State<Arc<AppState>>,
     tenant: Tenant,
@@ -321,7 +321,7 @@ pub async fn start_on_thread(
 }
 
 /// `GET /v1/runs/{run_id}`.
-#[utoipa::path(get, path = "/v1/runs/{run_id}", tag = "runs", params(("run_id" = String, Path, description = "The run id")), responses((status = 200, description = "The run", body = crate::server::views::RunView), (status = 404, description = "Unknown agent, run or thread", body = crate::server::views::ErrorBody)))]
+#[utoipa::path(get, path = "/v1/runs/{run_id}", tag = "runs", params(("run_id" = String, Path, description = "The run id")), responses((status = 200, description = "The run", body = crate::views::RunView), (status = 404, description = "Unknown agent, run or thread", body = crate::views::ErrorBody)))]
 pub async fn get_run(
     State(state): State<Arc<AppState>>,
     tenant: Tenant,
@@ -344,7 +344,7 @@ pub async fn get_run(
 }
 
 /// `POST /v1/runs/{run_id}/cancel`: explicit cancellation (202; 409 when already finished).
-#[utoipa::path(post, path = "/v1/runs/{run_id}/cancel", tag = "runs", params(("run_id" = String, Path, description = "The run id")), responses((status = 202, description = "Cancellation requested", body = crate::server::views::RunView), (status = 404, description = "Unknown agent, run or thread", body = crate::server::views::ErrorBody), (status = 409, description = "run_finished", body = crate::server::views::ErrorBody)))]
+#[utoipa::path(post, path = "/v1/runs/{run_id}/cancel", tag = "runs", params(("run_id" = String, Path, description = "The run id")), responses((status = 202, description = "Cancellation requested", body = crate::views::RunView), (status = 404, description = "Unknown agent, run or thread", body = crate::views::ErrorBody), (status = 409, description = "run_finished", body = crate::views::ErrorBody)))]
 pub async fn cancel_run(
     State(state): State<Arc<AppState>>,
     tenant: Tenant,
@@ -406,7 +406,7 @@ async fn stored_run(state: &AppState, tenant: &Tenant, run_id: &str) -> Result<R
 }
 
 /// `GET /v1/runs/{run_id}/events`: SSE with replay.
-#[utoipa::path(get, path = "/v1/runs/{run_id}/events", tag = "runs", params(("run_id" = String, Path, description = "The run id"), ("after" = Option<String>, Query, pattern = "^[0-9]{1,20}$", description = "Replay events with a sequence above this: decimal digits only (no sign or space), at most 18446744073709551615; else 422 `invalid_request`"), ("Last-Event-ID" = Option<String>, Header, pattern = "^[0-9]{0,20}$", description = "Resume after this sequence (wins over `after`): decimal digits only; empty is as if absent; anything else (a sign, a space, non-ASCII bytes) 422 `invalid_request`")), responses((status = 200, description = "The run's events: `id:` sequence, `event:` kind, `data:` JSON; replayed then followed live (one reader: the run's live window, the durable log behind it). Frames without `id:`: `lag` (the client fell behind the live window; the missed events follow from the durable log, no gap), `gap` (events the durable log cannot give back, skipped), `error` (`store_error`), `shutdown` when the service stops", content_type = "text/event-stream", body = String), (status = 404, description = "Unknown agent, run or thread", body = crate::server::views::ErrorBody), (status = 422, description = "invalid_request: bad cursor", body = crate::server::views::ErrorBody)))]
+#[utoipa::path(get, path = "/v1/runs/{run_id}/events", tag = "runs", params(("run_id" = String, Path, description = "The run id"), ("after" = Option<String>, Query, pattern = "^[0-9]{1,20}$", description = "Replay events with a sequence above this: decimal digits only (no sign or space), at most 18446744073709551615; else 422 `invalid_request`"), ("Last-Event-ID" = Option<String>, Header, pattern = "^[0-9]{0,20}$", description = "Resume after this sequence (wins over `after`): decimal digits only; empty is as if absent; anything else (a sign, a space, non-ASCII bytes) 422 `invalid_request`")), responses((status = 200, description = "The run's events: `id:` sequence, `event:` kind, `data:` JSON; replayed then followed live (one reader: the run's live window, the durable log behind it). Frames without `id:`: `lag` (the client fell behind the live window; the missed events follow from the durable log, no gap), `gap` (events the durable log cannot give back, skipped), `error` (`store_error`), `shutdown` when the service stops", content_type = "text/event-stream", body = String), (status = 404, description = "Unknown agent, run or thread", body = crate::views::ErrorBody), (status = 422, description = "invalid_request: bad cursor", body = crate::views::ErrorBody)))]
 pub async fn run_events(
     State(state): State<Arc<AppState>>,
     tenant: Tenant,
@@ -475,7 +475,7 @@ pub struct ApprovalsQuery {
 /// is pending and, once it ended, its `outcome` (`?pending=true` for pending ones only). The durable rows
 /// are the view (the run records every ending on them); a live request that ended before its row tells
 /// is shown ended, one whose row could not be written is shown from memory.
-#[utoipa::path(get, path = "/v1/runs/{run_id}/approvals", tag = "approvals", params(("run_id" = String, Path, description = "The run id"), ("pending" = Option<bool>, Query, description = "`true`: only the approvals still waiting for an answer (live and finished runs alike)")), responses((status = 200, description = "The run's approvals, oldest first", body = crate::server::views::ApprovalList), (status = 400, description = "invalid_query", body = crate::server::views::ErrorBody), (status = 404, description = "Unknown agent, run or thread", body = crate::server::views::ErrorBody)))]
+#[utoipa::path(get, path = "/v1/runs/{run_id}/approvals", tag = "approvals", params(("run_id" = String, Path, description = "The run id"), ("pending" = Option<bool>, Query, description = "`true`: only the approvals still waiting for an answer (live and finished runs alike)")), responses((status = 200, description = "The run's approvals, oldest first", body = crate::views::ApprovalList), (status = 400, description = "invalid_query", body = crate::views::ErrorBody), (status = 404, description = "Unknown agent, run or thread", body = crate::views::ErrorBody)))]
 pub async fn list_approvals(
     State(state): State<Arc<AppState>>,
     tenant: Tenant,
@@ -562,7 +562,7 @@ pub enum Decision {
 
 /// `POST /v1/runs/{run_id}/approvals/{id}`: answers exactly once (409 duplicate, 410 expired, 422 wrong
 /// kind, 404 unknown).
-#[utoipa::path(post, path = "/v1/runs/{run_id}/approvals/{id}", tag = "approvals", params(("run_id" = String, Path, description = "The run id"), ("id" = String, Path, description = "The approval id")), request_body = DecisionBody, responses((status = 200, description = "The decision is delivered", body = crate::server::views::DecisionAccepted), (status = 400, description = "invalid_json", body = crate::server::views::ErrorBody), (status = 404, description = "Unknown agent, run or thread", body = crate::server::views::ErrorBody), (status = 409, description = "approval_resolved", body = crate::server::views::ErrorBody), (status = 410, description = "approval_expired or approval_unavailable", body = crate::server::views::ErrorBody), (status = 422, description = "approval_kind_mismatch or invalid_request", body = crate::server::views::ErrorBody)))]
+#[utoipa::path(post, path = "/v1/runs/{run_id}/approvals/{id}", tag = "approvals", params(("run_id" = String, Path, description = "The run id"), ("id" = String, Path, description = "The approval id")), request_body = DecisionBody, responses((status = 200, description = "The decision is delivered", body = crate::views::DecisionAccepted), (status = 400, description = "invalid_json", body = crate::views::ErrorBody), (status = 404, description = "Unknown agent, run or thread", body = crate::views::ErrorBody), (status = 409, description = "approval_resolved", body = crate::views::ErrorBody), (status = 410, description = "approval_expired or approval_unavailable", body = crate::views::ErrorBody), (status = 422, description = "approval_kind_mismatch or invalid_request", body = crate::views::ErrorBody)))]
 pub async fn decide(
     State(state): State<Arc<AppState>>,
     tenant: Tenant,
@@ -677,7 +677,7 @@ pub struct MessageBody {
 }
 
 /// `POST /v1/runs/{run_id}/messages`: 202 with the message id on admission.
-#[utoipa::path(post, path = "/v1/runs/{run_id}/messages", tag = "runs", params(("run_id" = String, Path, description = "The run id")), request_body = MessageBody, responses((status = 202, description = "The message is admitted", body = crate::server::views::MessageAccepted), (status = 400, description = "invalid_json", body = crate::server::views::ErrorBody), (status = 403, description = "messages_disabled", body = crate::server::views::ErrorBody), (status = 404, description = "Unknown agent, run or thread", body = crate::server::views::ErrorBody), (status = 409, description = "run_finished or run_cancelled", body = crate::server::views::ErrorBody), (status = 413, description = "message_too_large", body = crate::server::views::ErrorBody), (status = 422, description = "invalid_request or message_unsupported", body = crate::server::views::ErrorBody)))]
+#[utoipa::path(post, path = "/v1/runs/{run_id}/messages", tag = "runs", params(("run_id" = String, Path, description = "The run id")), request_body = MessageBody, responses((status = 202, description = "The message is admitted", body = crate::views::MessageAccepted), (status = 400, description = "invalid_json", body = crate::views::ErrorBody), (status = 403, description = "messages_disabled", body = crate::views::ErrorBody), (status = 404, description = "Unknown agent, run or thread", body = crate::views::ErrorBody), (status = 409, description = "run_finished or run_cancelled", body = crate::views::ErrorBody), (status = 413, description = "message_too_large", body = crate::views::ErrorBody), (status = 422, description = "invalid_request or message_unsupported", body = crate::views::ErrorBody)))]
 pub async fn post_message(
     State(state): State<Arc<AppState>>,
     tenant: Tenant,

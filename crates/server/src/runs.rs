@@ -190,7 +190,7 @@ pub struct RunRegistry {
     window: usize,
     /// The AG-UI bridge's registries of active executions (the library's, spec §17), one per tenant
     /// and agent: every run on a thread is tracked there until its pump ends.
-    agui: Mutex<HashMap<(String, String), Arc<crate::agui::RunRegistry>>>,
+    agui: Mutex<HashMap<(String, String), Arc<agent_adaptor_core::agui::RunRegistry>>>,
     /// Prices, budgets and the live usage of the runs ([`super::metering`]).
     pub metering: Arc<super::metering::Metering>,
     /// Where run ends, approval requests and failed messages are announced ([`super::webhooks`]).
@@ -227,7 +227,7 @@ pub struct StartRun<'a> {
     pub slot: Option<RunSlot>,
     /// An AG-UI request on a thread: the run starts through the library's AG-UI run registry
     /// (`RunRegistry::send`, which starts `Thread::send` on an idle thread) with the input's text.
-    pub agui: Option<&'a crate::agui::RunAgentInput>,
+    pub agui: Option<&'a agent_adaptor_core::agui::RunAgentInput>,
 }
 
 impl RunRegistry {
@@ -290,7 +290,7 @@ impl RunRegistry {
 
     /// The AG-UI run registry (the library's) of `tenant` on `agent`: the execution active on each
     /// thread, for the AG-UI route's supplements.
-    pub fn agui(&self, tenant: &str, agent: &str) -> Arc<crate::agui::RunRegistry> {
+    pub fn agui(&self, tenant: &str, agent: &str) -> Arc<agent_adaptor_core::agui::RunRegistry> {
         self.agui
             .lock()
             .unwrap_or_else(|p| p.into_inner())

@@ -108,7 +108,7 @@ async fn view(
 
 /// `GET /v1/agents/{agent}/threads`: the tenant's threads of this agent (another agent's threads, even
 /// under the same keys, are its own), paged by key.
-#[utoipa::path(get, path = "/v1/agents/{agent}/threads", tag = "threads", params(("agent" = String, Path, description = "The agent name"), ("after" = Option<String>, Query, description = "Exclusive lower bound: a thread key"), ("limit" = Option<u32>, Query, minimum = 1, maximum = 500, description = "Page size, 1 to 500 (default 50); outside the range 422 `invalid_request`")), responses((status = 200, description = "A page of this agent's threads with a persisted record (a created thread appears after its first successful run)", body = ThreadList), (status = 404, description = "Unknown agent", body = crate::server::views::ErrorBody), (status = 422, description = "invalid_request: `limit` out of range", body = crate::server::views::ErrorBody)))]
+#[utoipa::path(get, path = "/v1/agents/{agent}/threads", tag = "threads", params(("agent" = String, Path, description = "The agent name"), ("after" = Option<String>, Query, description = "Exclusive lower bound: a thread key"), ("limit" = Option<u32>, Query, minimum = 1, maximum = 500, description = "Page size, 1 to 500 (default 50); outside the range 422 `invalid_request`")), responses((status = 200, description = "A page of this agent's threads with a persisted record (a created thread appears after its first successful run)", body = ThreadList), (status = 404, description = "Unknown agent", body = crate::views::ErrorBody), (status = 422, description = "invalid_request: `limit` out of range", body = crate::views::ErrorBody)))]
 pub async fn list(
     State(state): State<Arc<AppState>>,
     tenant: Tenant,
@@ -166,7 +166,7 @@ pub struct CreateThreadBody {
 /// `POST /v1/agents/{agent}/threads`: declares a thread with run defaults. 201 when new; 200 with the thread
 /// when the key exists with identical defaults (idempotent retry); 409 `thread_exists` when it exists with
 /// other defaults.
-#[utoipa::path(post, path = "/v1/agents/{agent}/threads", tag = "threads", params(("agent" = String, Path, description = "The agent name")), request_body = CreateThreadBody, responses((status = 201, description = "The thread is declared; its first run creates its record", body = ThreadView, headers(("Location" = String, description = "The thread's path, `/v1/agents/{agent}/threads/{key}` (segments percent-encoded)"))), (status = 200, description = "The thread exists with identical defaults", body = ThreadView), (status = 400, description = "invalid_json", body = crate::server::views::ErrorBody), (status = 404, description = "Unknown agent", body = crate::server::views::ErrorBody), (status = 409, description = "thread_exists: the key exists with other defaults", body = crate::server::views::ErrorBody), (status = 415, description = "unsupported_media_type", body = crate::server::views::ErrorBody), (status = 422, description = "invalid_request: bad key", body = crate::server::views::ErrorBody)))]
+#[utoipa::path(post, path = "/v1/agents/{agent}/threads", tag = "threads", params(("agent" = String, Path, description = "The agent name")), request_body = CreateThreadBody, responses((status = 201, description = "The thread is declared; its first run creates its record", body = ThreadView, headers(("Location" = String, description = "The thread's path, `/v1/agents/{agent}/threads/{key}` (segments percent-encoded)"))), (status = 200, description = "The thread exists with identical defaults", body = ThreadView), (status = 400, description = "invalid_json", body = crate::views::ErrorBody), (status = 404, description = "Unknown agent", body = crate::views::ErrorBody), (status = 409, description = "thread_exists: the key exists with other defaults", body = crate::views::ErrorBody), (status = 415, description = "unsupported_media_type", body = crate::views::ErrorBody), (status = 422, description = "invalid_request: bad key", body = crate::views::ErrorBody)))]
 pub async fn create(
     State(state): State<Arc<AppState>>,
     tenant: Tenant,
@@ -228,7 +228,7 @@ pub async fn create(
 }
 
 /// `GET /v1/agents/{agent}/threads/{key}`: status, checkpoint audit and the active run.
-#[utoipa::path(get, path = "/v1/agents/{agent}/threads/{key}", tag = "threads", params(("agent" = String, Path, description = "The agent name"), ("key" = String, Path, description = "The thread key (1 to 512 bytes)")), responses((status = 200, description = "The thread", body = ThreadView), (status = 404, description = "Unknown agent, run or thread", body = crate::server::views::ErrorBody)))]
+#[utoipa::path(get, path = "/v1/agents/{agent}/threads/{key}", tag = "threads", params(("agent" = String, Path, description = "The agent name"), ("key" = String, Path, description = "The thread key (1 to 512 bytes)")), responses((status = 200, description = "The thread", body = ThreadView), (status = 404, description = "Unknown agent, run or thread", body = crate::views::ErrorBody)))]
 pub async fn get(
     State(state): State<Arc<AppState>>,
     tenant: Tenant,
@@ -252,7 +252,7 @@ pub struct ForkBody {
 
 /// `POST /v1/agents/{agent}/threads/{key}/fork`: declares a new thread whose first run starts from this
 /// thread's checkpoint; the parent is never modified.
-#[utoipa::path(post, path = "/v1/agents/{agent}/threads/{key}/fork", tag = "threads", params(("agent" = String, Path, description = "The agent name"), ("key" = String, Path, description = "The parent thread's key")), request_body = ForkBody, responses((status = 201, description = "The fork is declared; its first run starts from the parent's checkpoint", body = ThreadView, headers(("Location" = String, description = "The thread's path, `/v1/agents/{agent}/threads/{key}` (segments percent-encoded)"))), (status = 400, description = "invalid_json", body = crate::server::views::ErrorBody), (status = 404, description = "Unknown agent, or the parent has no checkpoint", body = crate::server::views::ErrorBody), (status = 409, description = "thread_exists: the new key is taken", body = crate::server::views::ErrorBody), (status = 422, description = "fork_unsupported: the driver cannot fork sessions; invalid_request: bad key", body = crate::server::views::ErrorBody)))]
+#[utoipa::path(post, path = "/v1/agents/{agent}/threads/{key}/fork", tag = "threads", params(("agent" = String, Path, description = "The agent name"), ("key" = String, Path, description = "The parent thread's key")), request_body = ForkBody, responses((status = 201, description = "The fork is declared; its first run starts from the parent's checkpoint", body = ThreadView, headers(("Location" = String, description = "The thread's path, `/v1/agents/{agent}/threads/{key}` (segments percent-encoded)"))), (status = 400, description = "invalid_json", body = crate::views::ErrorBody), (status = 404, description = "Unknown agent, or the parent has no checkpoint", body = crate::views::ErrorBody), (status = 409, description = "thread_exists: the new key is taken", body = crate::views::ErrorBody), (status = 422, description = "fork_unsupported: the driver cannot fork sessions; invalid_request: bad key", body = crate::views::ErrorBody)))]
 pub async fn fork(
     State(state): State<Arc<AppState>>,
     tenant: Tenant,
@@ -304,7 +304,7 @@ pub async fn fork(
 }
 
 /// `POST /v1/agents/{agent}/threads/{key}/archive`.
-#[utoipa::path(post, path = "/v1/agents/{agent}/threads/{key}/archive", tag = "threads", params(("agent" = String, Path, description = "The agent name"), ("key" = String, Path, description = "The thread key (1 to 512 bytes)")), responses((status = 200, description = "The thread is archived", body = ArchivedThread), (status = 404, description = "Unknown agent, run or thread", body = crate::server::views::ErrorBody), (status = 409, description = "thread_busy", body = crate::server::views::ErrorBody)))]
+#[utoipa::path(post, path = "/v1/agents/{agent}/threads/{key}/archive", tag = "threads", params(("agent" = String, Path, description = "The agent name"), ("key" = String, Path, description = "The thread key (1 to 512 bytes)")), responses((status = 200, description = "The thread is archived", body = ArchivedThread), (status = 404, description = "Unknown agent, run or thread", body = crate::views::ErrorBody), (status = 409, description = "thread_busy", body = crate::views::ErrorBody)))]
 pub async fn archive(
     State(state): State<Arc<AppState>>,
     tenant: Tenant,
@@ -334,7 +334,7 @@ pub async fn archive(
 }
 
 /// `GET /v1/agents/{agent}/threads/{key}/events`: the thread's recorded history across runs, by cursor.
-#[utoipa::path(get, path = "/v1/agents/{agent}/threads/{key}/events", tag = "threads", params(("agent" = String, Path, description = "The agent name"), ("key" = String, Path, description = "The thread key (1 to 512 bytes)"), ("after" = Option<String>, Query, pattern = "^[0-9]{1,20}$", description = "Cursor: events after this one (decimal digits only) (at most 18446744073709551615)"), ("limit" = Option<u32>, Query, minimum = 1, maximum = 1000, description = "Page size, 1 to 1000 (default 200); outside the range 422 `invalid_request`")), responses((status = 200, description = "The thread history across runs", body = HistoryPage), (status = 404, description = "Unknown agent, run or thread", body = crate::server::views::ErrorBody), (status = 422, description = "invalid_request: bad cursor", body = crate::server::views::ErrorBody)))]
+#[utoipa::path(get, path = "/v1/agents/{agent}/threads/{key}/events", tag = "threads", params(("agent" = String, Path, description = "The agent name"), ("key" = String, Path, description = "The thread key (1 to 512 bytes)"), ("after" = Option<String>, Query, pattern = "^[0-9]{1,20}$", description = "Cursor: events after this one (decimal digits only) (at most 18446744073709551615)"), ("limit" = Option<u32>, Query, minimum = 1, maximum = 1000, description = "Page size, 1 to 1000 (default 200); outside the range 422 `invalid_request`")), responses((status = 200, description = "The thread history across runs", body = HistoryPage), (status = 404, description = "Unknown agent, run or thread", body = crate::views::ErrorBody), (status = 422, description = "invalid_request: bad cursor", body = crate::views::ErrorBody)))]
 pub async fn history(
     State(state): State<Arc<AppState>>,
     tenant: Tenant,

@@ -76,7 +76,7 @@ pub(crate) fn at<'a>(table: &'static str, row: &'a (dyn Display + Sync)) -> At<'
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::ThreadStatus;
+    use crate::ThreadStatus;
 
     #[test]
     fn failures_name_table_row_and_column() {

@@ -137,6 +137,7 @@ impl StoreError {
     }
 
     /// Shorthand for [`StoreError::Corrupt`] naming the table and row.
+    #[cfg_attr(not(feature = "sql"), allow(dead_code))]
     pub(crate) fn corrupt(table: &str, row: impl std::fmt::Display, what: impl std::fmt::Display) -> Self {
         StoreError::Corrupt {
             detail: format!("{table} row {row}: {what}"),

@@ -110,6 +110,7 @@ pub(crate) fn is_dead(c: &IdempotencyClaim, completed: bool, created_at: DateTim
 }
 
 /// A stored key as both SQL backends read it back.
+#[cfg(feature = "sql")]
 #[derive(Debug, sqlx::FromRow)]
 pub(crate) struct KeyRow {
     pub(crate) request_hash: String,
@@ -120,6 +121,7 @@ pub(crate) struct KeyRow {
     pub(crate) body: Option<String>,
 }
 
+#[cfg(feature = "sql")]
 impl KeyRow {
     /// What a claim of `c` finds in this live row.
     pub(crate) fn outcome(self, c: &IdempotencyClaim) -> Result<ClaimOutcome, StoreError> {

@@ -73,21 +73,33 @@
 //! [`StoreError::Unavailable`] (retryable), undecodable rows are [`StoreError::Corrupt`] naming the table
 //! and row. Migrations (`migrations/sqlite`, `migrations/postgres`) are append-only and run at open; a
 //! database that a newer build migrated further is refused with [`StoreError::SchemaVersion`].
+//!
+//! # Features
+//!
+//! `sqlite` and `postgres` (both default) build the SQL backends; without them this crate is the trait,
+//! its types and the memory backend, and compiles no sqlx (the `agent-adaptor-core` dependency is built
+//! that way). [`open`] refuses a URL whose backend was not built.
 
+#[cfg(feature = "sql")]
 #[macro_use]
 mod columns;
+#[cfg_attr(not(feature = "sql"), allow(dead_code))]
 mod decode;
 mod error;
 pub mod idempotency;
 pub mod memory;
+#[cfg(feature = "postgres")]
 pub mod postgres;
 mod rules;
 pub mod search;
+#[cfg(feature = "sql")]
 mod sql_error;
+#[cfg(feature = "sqlite")]
 pub mod sqlite;
 mod types;
 pub mod usage;
 pub mod webhooks;
+#[cfg(feature = "sql")]
 pub(crate) mod webhooks_sql;
 mod writer;
 
@@ -433,15 +445,25 @@ pub async fn open(url: &str) -> StoreResult<Arc<dyn ThreadStore>> {
     let scheme = url.split_once(':').map(|(scheme, _)| scheme).unwrap_or("");
     match scheme {
         "memory" => Ok(Arc::new(memory::MemoryStore::new())),
+        #[cfg(feature = "sqlite")]
         "sqlite" => Ok(Arc::new(sqlite::SqliteStore::open(url).await?)),
+        #[cfg(feature = "postgres")]
         "postgres" | "postgresql" => Ok(Arc::new(postgres::PostgresStore::open(url).await?)),
+        #[cfg(not(feature = "sqlite"))]
+        "sqlite" => Err(StoreError::invalid(
+            "this build has no SQLite store (feature `sqlite` of agent-adaptor-store)",
+        )),
+        #[cfg(not(feature = "postgres"))]
+        "postgres" | "postgresql" => Err(StoreError::invalid(
+            "this build has no Postgres store (feature `postgres` of agent-adaptor-store)",
+        )),
         _ => Err(StoreError::invalid(format!(
             "unsupported store URL scheme {scheme:?} (expected memory:, sqlite: or postgres:)"
         ))),
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "sqlite", feature = "postgres"))]
 mod tests {
     use super::*;
 

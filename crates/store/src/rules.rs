@@ -30,11 +30,13 @@ pub fn micros(at: DateTime<Utc>) -> DateTime<Utc> {
 }
 
 /// Microseconds since the Unix epoch (the SQLite column representation).
+#[cfg_attr(not(feature = "sql"), allow(dead_code))]
 pub(crate) fn to_micros(at: DateTime<Utc>) -> i64 {
     at.timestamp_micros()
 }
 
 /// The inverse of [`to_micros`]; `None` when out of chrono's range.
+#[cfg_attr(not(feature = "sql"), allow(dead_code))]
 pub(crate) fn from_micros(us: i64) -> Option<DateTime<Utc>> {
     DateTime::from_timestamp_micros(us)
 }
@@ -61,6 +63,7 @@ pub(crate) fn ttl(ttl: Duration) -> Result<TimeDelta, StoreError> {
 }
 
 /// A lease TTL in whole microseconds (at least one).
+#[cfg_attr(not(feature = "sql"), allow(dead_code))]
 pub(crate) fn ttl_micros(ttl_: Duration) -> Result<i64, StoreError> {
     Ok(ttl(ttl_)?.num_microseconds().unwrap_or(i64::MAX).max(1))
 }
@@ -253,7 +256,7 @@ mod tests {
 
     #[test]
     fn plan_key_decides_before_writing() {
-        use crate::store::{AgentIdentity, Record};
+        use crate::{AgentIdentity, Record};
         let at = now();
         let record = Record {
             id: "new".into(),

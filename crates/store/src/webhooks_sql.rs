@@ -159,16 +159,16 @@ pub(crate) fn us(at: chrono::DateTime<chrono::Utc>) -> i64 {
     rules::to_micros(at)
 }
 
-/// Implements [`WebhookStore`](crate::store::webhooks::WebhookStore) for an SQL backend `$store`:
+/// Implements [`WebhookStore`](crate::webhooks::WebhookStore) for an SQL backend `$store`:
 /// `read(self)` and `write(self)` give the pools of reads and single statements that write,
 /// `begin(self)` a write transaction.
 macro_rules! sql_webhook_store {
     ($store:ty, read = |$r:ident| $read:expr, write = |$w:ident| $write:expr, begin = |$b:ident| $begin:expr $(,)?) => {
         #[async_trait::async_trait]
-        impl $crate::store::webhooks::WebhookStore for $store {
-            async fn create_webhook(&self, w: &$crate::store::webhooks::Webhook) -> $crate::store::StoreResult<()> {
-                use $crate::store::webhooks_sql as s;
-                $crate::store::webhooks::check_webhook(w)?;
+        impl $crate::webhooks::WebhookStore for $store {
+            async fn create_webhook(&self, w: &$crate::webhooks::Webhook) -> $crate::StoreResult<()> {
+                use $crate::webhooks_sql as s;
+                $crate::webhooks::check_webhook(w)?;
                 let $w = self;
                 let done = sqlx::query(
                     "INSERT INTO webhooks (id, tenant, url, events, description, secret, created_at) \
@@ -185,18 +185,18 @@ macro_rules! sql_webhook_store {
                 .await;
                 match done {
                     Ok(_) => Ok(()),
-                    Err(e) if $crate::store::sql_error::is_unique_violation(&e) => {
-                        Err($crate::store::StoreError::AlreadyExists { key: w.id.clone() })
+                    Err(e) if $crate::sql_error::is_unique_violation(&e) => {
+                        Err($crate::StoreError::AlreadyExists { key: w.id.clone() })
                     }
-                    Err(e) => Err($crate::store::sql_error::map(e)),
+                    Err(e) => Err($crate::sql_error::map(e)),
                 }
             }
 
             async fn list_webhooks(
                 &self,
                 tenant: Option<&str>,
-            ) -> $crate::store::StoreResult<Vec<$crate::store::webhooks::Webhook>> {
-                use $crate::store::webhooks_sql as s;
+            ) -> $crate::StoreResult<Vec<$crate::webhooks::Webhook>> {
+                use $crate::webhooks_sql as s;
                 let $r = self;
                 let sql = format!(
                     "SELECT {} FROM webhooks WHERE ($1 IS NULL OR tenant = $1) ORDER BY created_at, id",
@@ -206,7 +206,7 @@ macro_rules! sql_webhook_store {
                     .bind(tenant)
                     .fetch_all($read)
                     .await
-                    .map_err($crate::store::sql_error::map)?;
+                    .map_err($crate::sql_error::map)?;
                 rows.into_iter().map(s::WebhookRow::decode).collect()
             }
 
@@ -214,8 +214,8 @@ macro_rules! sql_webhook_store {
                 &self,
                 tenant: Option<&str>,
                 id: &str,
-            ) -> $crate::store::StoreResult<Option<$crate::store::webhooks::Webhook>> {
-                use $crate::store::webhooks_sql as s;
+            ) -> $crate::StoreResult<Option<$crate::webhooks::Webhook>> {
+                use $crate::webhooks_sql as s;
                 let $r = self;
                 let sql = format!(
                     "SELECT {} FROM webhooks WHERE id = $1 AND ($2 IS NULL OR tenant = $2)",
@@ -226,12 +226,12 @@ macro_rules! sql_webhook_store {
                     .bind(tenant)
                     .fetch_optional($read)
                     .await
-                    .map_err($crate::store::sql_error::map)?;
+                    .map_err($crate::sql_error::map)?;
                 row.map(s::WebhookRow::decode).transpose()
             }
 
-            async fn delete_webhook(&self, tenant: Option<&str>, id: &str) -> $crate::store::StoreResult<bool> {
-                use $crate::store::sql_error::map;
+            async fn delete_webhook(&self, tenant: Option<&str>, id: &str) -> $crate::StoreResult<bool> {
+                use $crate::sql_error::map;
                 let $b = self;
                 let mut tx = $begin.await.map_err(map)?;
                 let gone = sqlx::query("DELETE FROM webhooks WHERE id = $1 AND ($2 IS NULL OR tenant = $2)")
@@ -262,12 +262,12 @@ macro_rules! sql_webhook_store {
 
             async fn enqueue(
                 &self,
-                deliveries: &[$crate::store::webhooks::NewDelivery],
-            ) -> $crate::store::StoreResult<()> {
-                use $crate::store::sql_error::map;
-                use $crate::store::webhooks_sql as s;
+                deliveries: &[$crate::webhooks::NewDelivery],
+            ) -> $crate::StoreResult<()> {
+                use $crate::sql_error::map;
+                use $crate::webhooks_sql as s;
                 for d in deliveries {
-                    $crate::store::webhooks::check_delivery(d)?;
+                    $crate::webhooks::check_delivery(d)?;
                 }
                 if deliveries.is_empty() {
                     return Ok(());
@@ -299,8 +299,8 @@ macro_rules! sql_webhook_store {
                 &self,
                 now: chrono::DateTime<chrono::Utc>,
                 limit: u32,
-            ) -> $crate::store::StoreResult<Vec<$crate::store::webhooks::Delivery>> {
-                use $crate::store::webhooks_sql as s;
+            ) -> $crate::StoreResult<Vec<$crate::webhooks::Delivery>> {
+                use $crate::webhooks_sql as s;
                 let $r = self;
                 let sql = format!(
                     "SELECT {} FROM webhook_deliveries WHERE state = 'pending' AND next_attempt_at <= $1 \
@@ -312,7 +312,7 @@ macro_rules! sql_webhook_store {
                     .bind(s::delivery_limit(limit))
                     .fetch_all($read)
                     .await
-                    .map_err($crate::store::sql_error::map)?;
+                    .map_err($crate::sql_error::map)?;
                 rows.into_iter().map(s::DeliveryRow::decode).collect()
             }
 
@@ -321,8 +321,8 @@ macro_rules! sql_webhook_store {
                 id: &str,
                 seen: chrono::DateTime<chrono::Utc>,
                 until: chrono::DateTime<chrono::Utc>,
-            ) -> $crate::store::StoreResult<bool> {
-                use $crate::store::webhooks_sql as s;
+            ) -> $crate::StoreResult<bool> {
+                use $crate::webhooks_sql as s;
                 let $w = self;
                 let done = sqlx::query(
                     "UPDATE webhook_deliveries SET next_attempt_at = $3 \
@@ -333,25 +333,25 @@ macro_rules! sql_webhook_store {
                 .bind(s::us(until))
                 .execute($write)
                 .await
-                .map_err($crate::store::sql_error::map)?;
+                .map_err($crate::sql_error::map)?;
                 Ok(done.rows_affected() == 1)
             }
 
             async fn record_attempt(
                 &self,
                 id: &str,
-                attempt: &$crate::store::webhooks::Attempt,
-                end: $crate::store::webhooks::AttemptEnd,
-            ) -> $crate::store::StoreResult<bool> {
-                use $crate::store::sql_error::map;
-                use $crate::store::webhooks_sql as s;
+                attempt: &$crate::webhooks::Attempt,
+                end: $crate::webhooks::AttemptEnd,
+            ) -> $crate::StoreResult<bool> {
+                use $crate::sql_error::map;
+                use $crate::webhooks_sql as s;
                 if attempt.attempt == 0 {
-                    return Err($crate::store::StoreError::invalid("attempts are numbered from 1"));
+                    return Err($crate::StoreError::invalid("attempts are numbered from 1"));
                 }
                 if attempt.error.as_deref().is_some_and(|e| e.contains('\0')) {
-                    return Err($crate::store::StoreError::invalid("an attempt's error must not contain NUL"));
+                    return Err($crate::StoreError::invalid("an attempt's error must not contain NUL"));
                 }
-                let (state, next) = $crate::store::webhooks::after(end);
+                let (state, next) = $crate::webhooks::after(end);
                 let $b = self;
                 let mut tx = $begin.await.map_err(map)?;
                 let changed = sqlx::query(
@@ -391,9 +391,9 @@ macro_rules! sql_webhook_store {
                 &self,
                 webhook_id: &str,
                 limit: u32,
-            ) -> $crate::store::StoreResult<Vec<$crate::store::webhooks::Delivery>> {
-                use $crate::store::sql_error::map;
-                use $crate::store::webhooks_sql as s;
+            ) -> $crate::StoreResult<Vec<$crate::webhooks::Delivery>> {
+                use $crate::sql_error::map;
+                use $crate::webhooks_sql as s;
                 let $r = self;
                 let sql = format!(
                     "SELECT {} FROM webhook_deliveries WHERE webhook_id = $1 \
@@ -409,7 +409,7 @@ macro_rules! sql_webhook_store {
                 let deliveries = rows
                     .into_iter()
                     .map(s::DeliveryRow::decode)
-                    .collect::<$crate::store::StoreResult<Vec<_>>>()?;
+                    .collect::<$crate::StoreResult<Vec<_>>>()?;
                 let Some(oldest) = deliveries.last().map(|d| s::us(d.created_at)) else {
                     return Ok(deliveries);
                 };
@@ -431,9 +431,9 @@ macro_rules! sql_webhook_store {
                 webhook_id: &str,
                 id: &str,
                 now: chrono::DateTime<chrono::Utc>,
-            ) -> $crate::store::StoreResult<Option<$crate::store::webhooks::Delivery>> {
-                use $crate::store::sql_error::map;
-                use $crate::store::webhooks_sql as s;
+            ) -> $crate::StoreResult<Option<$crate::webhooks::Delivery>> {
+                use $crate::sql_error::map;
+                use $crate::webhooks_sql as s;
                 let $b = self;
                 let mut tx = $begin.await.map_err(map)?;
                 sqlx::query(
@@ -442,7 +442,7 @@ macro_rules! sql_webhook_store {
                 )
                 .bind(id)
                 .bind(webhook_id)
-                .bind(s::us($crate::store::micros(now)))
+                .bind(s::us($crate::micros(now)))
                 .execute(&mut *tx)
                 .await
                 .map_err(map)?;

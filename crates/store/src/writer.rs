@@ -111,7 +111,7 @@ async fn write(store: &dyn ThreadStore, batch: Vec<Pending>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::memory::MemoryStore;
+    use crate::memory::MemoryStore;
 
     fn event(run: &str, seq: u64) -> NewEvent {
         NewEvent {
@@ -122,7 +122,7 @@ mod tests {
             seq,
             kind: "text.content".to_owned(),
             event: serde_json::json!({"seq": seq}),
-            at: crate::store::now(),
+            at: crate::now(),
         }
     }
 

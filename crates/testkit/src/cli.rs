@@ -57,7 +57,7 @@ pub fn find(cli: Cli) -> Option<PathBuf> {
         let p = PathBuf::from(p);
         return p.exists().then_some(p);
     }
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join(cli.install_path());
+    let p = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).join(cli.install_path());
     p.exists().then_some(p)
 }
 

@@ -1,5 +1,5 @@
 //! An isolated, offline environment for the real Codex CLI: writes `$CODEX_HOME/config.toml` with a
-//! custom model provider pointing at a loopback mock ([`crate::testkit::mock::responses`]) and
+//! custom model provider pointing at a loopback mock ([`crate::mock::responses`]) and
 //! returns the environment map and base arguments for `codex exec` and `codex app-server`.
 //!
 //! Why each setting (verified against Codex 0.171.0):

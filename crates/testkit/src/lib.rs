@@ -10,3 +10,7 @@ pub mod fake_cursor;
 pub mod mock;
 pub mod reference;
 pub mod store;
+
+// The core modules at this crate's root, so test-kit code keeps its `crate::driver::…` paths.
+pub(crate) use agent_adaptor_core::driver;
+pub(crate) use agent_adaptor_providers as providers;

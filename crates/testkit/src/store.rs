@@ -56,7 +56,7 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 
-use crate::store::{
+use agent_adaptor_store::{
     AgentIdentity, NewEvent, Record, SessionState, StoreError, StoreResult, ThreadStatus, ThreadStore, now,
 };
 

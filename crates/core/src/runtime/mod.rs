@@ -53,5 +53,6 @@ pub use standby::{STANDBY_EVENT_BUFFER, Standby};
 pub use stream::{RunOutcome, Stream};
 pub use structured::SchemaOptions;
 /// The store lease target of a thread (the service frees a crashed replica's thread leases by it).
-pub(crate) use thread::lease_target;
+#[doc(hidden)]
+pub use thread::lease_target;
 pub use thread::{CheckpointInfo, DEFAULT_TENANT, LEASE_RENEW, LEASE_TTL, Thread};

@@ -229,7 +229,7 @@ pub(crate) fn tenant_of(identity: &crate::driver::Identity) -> String {
 }
 
 /// The store lease target of thread `key` of `agent` of `tenant`.
-pub(crate) fn lease_target(tenant: &str, agent: &str, key: &str) -> String {
+pub fn lease_target(tenant: &str, agent: &str, key: &str) -> String {
     crate::store::thread_lease_target(tenant, agent, key)
 }
 

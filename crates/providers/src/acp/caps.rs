@@ -10,12 +10,12 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::acp::wire::InitializeResponse;
 use crate::driver::messages::Boundary;
 use crate::driver::{
     ContinueMode, DecisionMode, Descriptor, McpCaps, MessageCaps, ProcessCaps, RunPolicyCaps, SessionCaps,
     SkillCaps, StreamCaps, StructuredCaps,
 };
+use agent_adaptor_core::acp::wire::InitializeResponse;
 
 /// The capabilities an agent declared, reduced to what this driver uses.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]

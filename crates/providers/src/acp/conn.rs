@@ -1,6 +1,6 @@
 //! One ACP agent process seen from the client side: spawned through `driver::process`, JSON-RPC frames
 //! written one per line on its stdin (ids numbered from 0), and its stdout read in wire order as
-//! classified messages ([`crate::acp::rpc::classify_value`]). Lines that are no JSON-RPC message are
+//! classified messages ([`agent_adaptor_core::acp::rpc::classify_value`]). Lines that are no JSON-RPC message are
 //! returned as [`Msg::Noise`], never fatal.
 
 use std::time::Duration;
@@ -9,11 +9,11 @@ use futures::StreamExt;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::acp::rpc::{Incoming, RpcError, classify_value};
 use crate::driver::process::{
     Child, ExitInfo, Line, ProcessError, ProcessRegistry, ProcessSpec, StdinError, StdinWriter, StdoutLines,
     StopPlan, spawn,
 };
+use agent_adaptor_core::acp::rpc::{Incoming, RpcError, classify_value};
 
 /// How long an agent gets to exit by itself after its stdin closes.
 pub const EXIT_WAIT: Duration = Duration::from_secs(5);

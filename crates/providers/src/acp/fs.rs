@@ -7,11 +7,11 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use crate::acp::rpc::{INTERNAL_ERROR, INVALID_PARAMS, RpcError};
-use crate::acp::wire::{ReadTextFileParams, ReadTextFileResponse, WriteTextFileParams};
+use agent_adaptor_core::acp::rpc::{INTERNAL_ERROR, INVALID_PARAMS, RpcError};
+use agent_adaptor_core::acp::wire::{ReadTextFileParams, ReadTextFileResponse, WriteTextFileParams};
 
 /// ACP's "resource not found".
-const NOT_FOUND: i64 = crate::acp::rpc::RESOURCE_NOT_FOUND;
+const NOT_FOUND: i64 = agent_adaptor_core::acp::rpc::RESOURCE_NOT_FOUND;
 
 /// The largest file served (bigger reads are refused rather than held in memory).
 pub const MAX_FILE: u64 = 16 * 1024 * 1024;

@@ -1,6 +1,6 @@
 //! The ACP client driver (`acp`): any agent that speaks the Agent Client Protocol over stdio (Cursor's
 //! `agent acp`, `gemini --acp`, the Claude and Codex adapters `claude-agent-acp` / `codex-acp`, …)
-//! driven through the contract. The wire types are the protocol module's ([`crate::acp::wire`]), shared
+//! driven through the contract. The wire types are the protocol module's ([`agent_adaptor_core::acp::wire`]), shared
 //! with the ACP server edge.
 //!
 //! The descriptor must be known before any run, and an ACP agent only says what it can do in
@@ -27,12 +27,12 @@ pub mod translate;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::acp::wire::{InitializeParams, InitializeResponse, PROTOCOL_VERSION};
 use crate::driver::process::{ProcessError, ProcessRegistry, ProcessSpec};
 use crate::driver::{
     CheckStatus, ConfigField, ConfigSchema, Descriptor, Driver, EnvironmentCheck, EnvironmentReport,
     InspectError, InvalidConfig, JsonSessionCodec, Request, Response, RunIo, SessionCodec, session,
 };
+use agent_adaptor_core::acp::wire::{InitializeParams, InitializeResponse, PROTOCOL_VERSION};
 
 pub use caps::AgentCaps;
 pub use config::AcpConfig;
@@ -115,7 +115,7 @@ pub async fn probe(config: &AcpConfig, registry: &ProcessRegistry) -> Result<Age
         loop {
             match conn.next().await {
                 conn::Msg::Eof => return Err(ProbeError::Exited(String::new())),
-                conn::Msg::Rpc(crate::acp::rpc::Incoming::Response { id: rid, outcome })
+                conn::Msg::Rpc(agent_adaptor_core::acp::rpc::Incoming::Response { id: rid, outcome })
                     if rid.as_u64() == Some(id) =>
                 {
                     let v = outcome.map_err(|e| ProbeError::Answer(e.to_string()))?;

@@ -13,11 +13,11 @@
 
 use serde_json::Value;
 
-use crate::acp::wire::{
+use crate::driver::{DecisionChoice, DecisionKind, DecisionOutcome, DecisionRequest, JsonMap};
+use agent_adaptor_core::acp::wire::{
     PermissionOption, PermissionOptionKind, PermissionOutcome, RequestPermissionParams,
     RequestPermissionResponse,
 };
-use crate::driver::{DecisionChoice, DecisionKind, DecisionOutcome, DecisionRequest, JsonMap};
 
 /// The decision request for `p`; `driver_type` labels the source.
 pub fn decision_request(driver_type: &str, p: &RequestPermissionParams, raw: &Value) -> DecisionRequest {

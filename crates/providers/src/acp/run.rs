@@ -29,13 +29,6 @@ use super::caps::AgentCaps;
 use super::conn::{Conn, Msg};
 use super::translate::{Translator, to_usage};
 use super::{fs, permission};
-use crate::acp::rpc::{Incoming, METHOD_NOT_FOUND, RpcError};
-use crate::acp::wire::{
-    AuthenticateParams, CancelParams, ClientCapabilities, ContentBlock, FileSystemCapabilities,
-    Implementation, InitializeParams, InitializeResponse, LoadSessionParams, McpServerSpec, NameValue,
-    NewSessionParams, NewSessionResponse, PROTOCOL_VERSION, PermissionOption, PromptParams, PromptResponse,
-    RemoteKind, RequestPermissionParams, SetModeParams, SetModelParams, StopReason, parse_update,
-};
 use crate::driver::process::{ProcessRegistry, ProcessSpec, StdinError};
 use crate::driver::{
     Ack, Boundary, Checkpoint, ClaimedMessage, DecisionOutcome, DriverEvent, ExitInfo, Failure, FailureCode,
@@ -43,6 +36,13 @@ use crate::driver::{
     TerminalPayload, Usage, notice_kind, session::PARAM_CWD,
 };
 use crate::vocab::{McpServer, McpTransport};
+use agent_adaptor_core::acp::rpc::{Incoming, METHOD_NOT_FOUND, RpcError};
+use agent_adaptor_core::acp::wire::{
+    AuthenticateParams, CancelParams, ClientCapabilities, ContentBlock, FileSystemCapabilities,
+    Implementation, InitializeParams, InitializeResponse, LoadSessionParams, McpServerSpec, NameValue,
+    NewSessionParams, NewSessionResponse, PROTOCOL_VERSION, PermissionOption, PromptParams, PromptResponse,
+    RemoteKind, RequestPermissionParams, SetModeParams, SetModelParams, StopReason, parse_update,
+};
 
 /// The failure code of a fork the agent does not declare.
 pub const FORK_UNSUPPORTED: &str = "fork_unsupported";

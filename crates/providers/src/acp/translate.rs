@@ -20,13 +20,13 @@ use std::collections::HashMap;
 
 use serde_json::{Value, json};
 
-use crate::acp::wire::{
-    ContentBlock, ParsedUpdate, SessionUpdate, StopReason, ToolCallContent, ToolCallStatus, ToolKind,
-    TurnUsage,
-};
 use crate::driver::{
     DriverEvent, JsonMap, Notice, Phase, TextDelta, Thinking, ToolCall, ToolResult, TranscriptItem,
     TranscriptKind, TurnReport, Usage, notice_kind,
+};
+use agent_adaptor_core::acp::wire::{
+    ContentBlock, ParsedUpdate, SessionUpdate, StopReason, ToolCallContent, ToolCallStatus, ToolKind,
+    TurnUsage,
 };
 
 /// Notice kind of an agent's plan.
@@ -207,7 +207,7 @@ impl Translator {
         )
     }
 
-    /// Translates one `update` object (`raw`) of a `session/update`, as [`crate::acp::wire::parse_update`]
+    /// Translates one `update` object (`raw`) of a `session/update`, as [`agent_adaptor_core::acp::wire::parse_update`]
     /// classified it.
     pub fn update(&mut self, parsed: ParsedUpdate, raw: &Value) -> Vec<DriverEvent> {
         let mut out = Vec::new();
@@ -508,5 +508,5 @@ pub fn to_usage(u: &TurnUsage) -> Usage {
     }
 }
 
-#[cfg(all(test, feature = "testkit"))]
+#[cfg(test)]
 mod tests;

@@ -9,8 +9,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::driver::{CommonConfig, InvalidConfig};
 
-pub use crate::providers::stream_json::config::PermissionMode;
-use crate::providers::stream_json::config::opt_millis;
+pub use crate::stream_json::config::PermissionMode;
+use crate::stream_json::config::opt_millis;
 
 /// The environment variable naming the `claude` binary when no command is configured.
 pub const BIN_VAR: &str = "AGENT_ADAPTOR_CLAUDE_BIN";

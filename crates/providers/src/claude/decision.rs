@@ -6,7 +6,7 @@
 use serde_json::{Value, json};
 
 use crate::driver::{DecisionKind, DecisionOutcome, DecisionRequest};
-use crate::providers::stream_json::decision as shared;
+use crate::stream_json::decision as shared;
 
 use super::wire::{CanUseTool, PermissionResult};
 

@@ -88,7 +88,7 @@ pub fn record(read: Option<u64>, parsed: Option<u64>, frame: &Frame) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::providers::claude::wire::parse_line;
+    use crate::claude::wire::parse_line;
 
     #[test]
     fn a_text_delta_becomes_one_line_with_three_stamps_and_other_frames_none() {

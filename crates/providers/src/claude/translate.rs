@@ -20,8 +20,8 @@ use crate::driver::{
     TurnReport, Usage, notice_kind,
 };
 
-use crate::providers::stream_json::blocks::{self, Blocks, CutRule, Start};
-use crate::providers::stream_json::events;
+use crate::stream_json::blocks::{self, Blocks, CutRule, Start};
+use crate::stream_json::events;
 
 use super::wire::{
     self, ApiRetry, ContentBlock, Delta, Frame, MessageContent, ResultFrame, StreamEvent, System, Task,

@@ -10,7 +10,7 @@
 use std::path::Path;
 
 use crate::driver::Policy;
-use crate::providers::stream_json::argv as shared;
+use crate::stream_json::argv as shared;
 
 use super::config::{CodeBuddyConfig, PermissionMode};
 

@@ -9,8 +9,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::driver::{CommonConfig, InvalidConfig};
 
-pub use crate::providers::stream_json::config::PermissionMode;
-use crate::providers::stream_json::config::opt_millis;
+pub use crate::stream_json::config::PermissionMode;
+use crate::stream_json::config::opt_millis;
 
 /// `--effort`: the reasoning effort the CLI asks the model for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -3,7 +3,7 @@
 //! `behavior`). `AskUserQuestion` is a question, `ExitPlanMode` a plan review, anything else a permission.
 
 use crate::driver::{DecisionKind, DecisionOutcome, DecisionRequest};
-use crate::providers::stream_json::decision as shared;
+use crate::stream_json::decision as shared;
 
 use super::wire::{CanUseTool, PermissionResponse};
 

@@ -13,8 +13,8 @@ use serde_json::Value;
 
 use crate::driver::{DriverEvent, JsonMap, ToolResult, TranscriptItem, TranscriptKind, TurnReport, Usage};
 
-use crate::providers::stream_json::blocks::{self, Blocks, CutRule, Start};
-use crate::providers::stream_json::events;
+use crate::stream_json::blocks::{self, Blocks, CutRule, Start};
+use crate::stream_json::events;
 
 use super::wire::{self, ContentBlock, Delta, Frame, ResultFrame, StreamEvent, UserContent};
 

@@ -7,7 +7,7 @@ use serde_json::Value;
 use crate::driver::{Failure, FailureCode};
 
 use super::wire::items::TurnError;
-use crate::providers::status::statuses_in;
+use crate::status::statuses_in;
 
 /// Patterns of a provider refusing to resume a thread.
 const REJECTION: &[&str] = &[

@@ -250,7 +250,7 @@ pub fn vars(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::providers::codex::config::{ModelProvider, ReasoningEffort};
+    use crate::codex::config::{ModelProvider, ReasoningEffort};
 
     #[test]
     fn other_keys_survive_the_drivers_rewrite_and_overrides_mirror_the_file() {

@@ -13,9 +13,9 @@
 
 use std::path::Path;
 
+use crate::acp::{AgentCaps, caps, run as engine};
 use crate::driver::process::ProcessSpec;
 use crate::driver::{Descriptor, FailureCode, McpCaps, Request, Response, RunIo, SessionPlan};
-use crate::providers::acp::{AgentCaps, caps, run as engine};
 
 use super::config::CursorConfig;
 use super::profile::{Profile, guard_violation, inherited};
@@ -114,7 +114,7 @@ pub async fn run(config: &CursorConfig, registry: &ProcessRegistry, req: Request
         // The model goes on the command line (`--model`), not through the unstable session/set_model.
         model: None,
         client_fs: true,
-        handshake: crate::providers::acp::config::DEFAULT_HANDSHAKE_TIMEOUT,
+        handshake: crate::acp::config::DEFAULT_HANDSHAKE_TIMEOUT,
         grace: config.common.grace(),
         instructions: config.common.instructions.as_deref(),
         guards,

@@ -396,7 +396,7 @@ mod tests {
             code: Some(0),
             signal: None,
         };
-        let no_terminal = crate::providers::cursor::wire::validate_lines(std::iter::empty());
+        let no_terminal = crate::cursor::wire::validate_lines(std::iter::empty());
         let f = classify(&no_terminal, exit1, "Error: chat x not found", Some("x")).unwrap();
         assert_eq!(f.code, FailureCode::ResumeRejected);
         let f = classify(&no_terminal, exit1, "Error: boom", None).unwrap();
@@ -415,7 +415,7 @@ mod tests {
             r#"{"type":"system","subtype":"init","session_id":"other"}"#,
             r#"{"type":"result","subtype":"success","is_error":false,"result":"x","session_id":"other"}"#,
         ];
-        let report = crate::providers::cursor::wire::validate_lines(lines);
+        let report = crate::cursor::wire::validate_lines(lines);
         assert_eq!(classify(&report, ok, "", Some("asked")), None);
         let f = resumed_elsewhere(&report, Some("asked")).unwrap();
         assert_eq!(f.code, FailureCode::Protocol);

@@ -11,10 +11,11 @@
 pub mod history;
 pub mod listing;
 pub mod permission;
-pub mod rpc;
 pub mod session;
 pub mod translate;
-pub mod wire;
+
+/// The protocol itself (wire types, JSON-RPC framing) is core's, shared with the ACP client driver.
+pub use agent_adaptor_core::acp::{rpc, wire};
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -14,10 +14,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::data;
 use super::tail::LogTail;
-use crate::agui::interrupts::interrupt_for;
-use crate::agui::{AguiEvent, ApprovalMode, Outcome, Translator};
+use crate::runs::RunEntry;
 use crate::runtime::{Event, Payload};
-use crate::server::runs::RunEntry;
+use agent_adaptor_core::agui::interrupts::interrupt_for;
+use agent_adaptor_core::agui::{AguiEvent, ApprovalMode, Outcome, Translator};
 
 /// The forwarding task of one AG-UI run.
 pub(super) struct Forward {

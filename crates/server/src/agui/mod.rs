@@ -10,7 +10,7 @@
 //! policy) the user message is delivered to it as a supplemental message (to a Standby: as its input) and
 //! the new AG-UI run finishes at once.
 //!
-//! Approvals follow the run's [`ApprovalMode`] (see [`crate::agui::interrupts`]): in the interrupt and
+//! Approvals follow the run's [`ApprovalMode`] (see [`agent_adaptor_core::agui::interrupts`]): in the interrupt and
 //! tool modes the AG-UI run ends while the execution waits ("parked" in the run registry with its log
 //! position); the next AG-UI request on the thread answers it (`resume[]`, or `tool` messages for the
 //! decision tool calls) and streams the rest of the same execution ([`resume`]). A request on a thread
@@ -38,12 +38,12 @@ use super::error::{ApiError, ErrorCode};
 use super::extract::{Path, RawBody};
 use super::runs::StartRun;
 use super::sse;
-use crate::agui::interrupts::request_of_call;
-use crate::agui::{AguiEvent, RunAgentInput, Translator, thread_key};
 use crate::runtime::{CallOptions, MessageErrorKind};
+use agent_adaptor_core::agui::interrupts::request_of_call;
+use agent_adaptor_core::agui::{AguiEvent, RunAgentInput, Translator, thread_key};
 
 /// `POST /v1/agents/{agent}/agui`.
-#[utoipa::path(post, path = "/v1/agents/{agent}/agui", tag = "agui", params(("agent" = String, Path, description = "The agent name")), request_body(content = Object, content_type = "application/json", description = "An AG-UI RunAgentInput (threadId, runId, messages, tools, resume, ...); `forwardedProps.approvals` = `stream` | `interrupt` | `tool` picks how approvals end the AG-UI run (default: `interrupt` when `protocolVersion` is sent, else `stream`)"), responses((status = 200, description = "AG-UI events, one JSON event per SSE `data:` frame (RUN_STARTED ... RUN_FINISHED, with an interrupt outcome when the run parks, or RUN_ERROR)", content_type = "text/event-stream", body = String), (status = 400, description = "invalid_json", body = crate::server::views::ErrorBody), (status = 402, description = "budget_exceeded: a budget of the tenant, agent or thread is spent (`[[budgets]]`)", body = crate::server::views::ErrorBody), (status = 404, description = "Unknown agent, run or thread", body = crate::server::views::ErrorBody), (status = 409, description = "thread_busy: a run is active on the thread", body = crate::server::views::ErrorBody), (status = 422, description = "invalid_request: no user message, or an unknown `forwardedProps.approvals` mode", body = crate::server::views::ErrorBody), (status = 503, description = "shutting_down (draining or stopping) or capacity_exhausted (the replica admits `max_active` runs; `Retry-After: 5`)", body = crate::server::views::ErrorBody)))]
+#[utoipa::path(post, path = "/v1/agents/{agent}/agui", tag = "agui", params(("agent" = String, Path, description = "The agent name")), request_body(content = Object, content_type = "application/json", description = "An AG-UI RunAgentInput (threadId, runId, messages, tools, resume, ...); `forwardedProps.approvals` = `stream` | `interrupt` | `tool` picks how approvals end the AG-UI run (default: `interrupt` when `protocolVersion` is sent, else `stream`)"), responses((status = 200, description = "AG-UI events, one JSON event per SSE `data:` frame (RUN_STARTED ... RUN_FINISHED, with an interrupt outcome when the run parks, or RUN_ERROR)", content_type = "text/event-stream", body = String), (status = 400, description = "invalid_json", body = crate::views::ErrorBody), (status = 402, description = "budget_exceeded: a budget of the tenant, agent or thread is spent (`[[budgets]]`)", body = crate::views::ErrorBody), (status = 404, description = "Unknown agent, run or thread", body = crate::views::ErrorBody), (status = 409, description = "thread_busy: a run is active on the thread", body = crate::views::ErrorBody), (status = 422, description = "invalid_request: no user message, or an unknown `forwardedProps.approvals` mode", body = crate::views::ErrorBody), (status = 503, description = "shutting_down (draining or stopping) or capacity_exhausted (the replica admits `max_active` runs; `Retry-After: 5`)", body = crate::views::ErrorBody)))]
 pub async fn named(
     State(state): State<Arc<AppState>>,
     tenant: Tenant,
@@ -54,7 +54,7 @@ pub async fn named(
 }
 
 /// `POST /v1/agui`: the default agent.
-#[utoipa::path(post, path = "/v1/agui", tag = "agui", request_body(content = Object, content_type = "application/json", description = "An AG-UI RunAgentInput, for the default agent (see `POST /v1/agents/{agent}/agui`)"), responses((status = 200, description = "AG-UI events over SSE", content_type = "text/event-stream", body = String), (status = 400, description = "invalid_json", body = crate::server::views::ErrorBody), (status = 402, description = "budget_exceeded: a budget of the tenant, agent or thread is spent (`[[budgets]]`)", body = crate::server::views::ErrorBody), (status = 404, description = "No agent is configured", body = crate::server::views::ErrorBody), (status = 409, description = "thread_busy", body = crate::server::views::ErrorBody), (status = 422, description = "invalid_request", body = crate::server::views::ErrorBody), (status = 503, description = "shutting_down (draining or stopping) or capacity_exhausted (the replica admits `max_active` runs; `Retry-After: 5`)", body = crate::server::views::ErrorBody)))]
+#[utoipa::path(post, path = "/v1/agui", tag = "agui", request_body(content = Object, content_type = "application/json", description = "An AG-UI RunAgentInput, for the default agent (see `POST /v1/agents/{agent}/agui`)"), responses((status = 200, description = "AG-UI events over SSE", content_type = "text/event-stream", body = String), (status = 400, description = "invalid_json", body = crate::views::ErrorBody), (status = 402, description = "budget_exceeded: a budget of the tenant, agent or thread is spent (`[[budgets]]`)", body = crate::views::ErrorBody), (status = 404, description = "No agent is configured", body = crate::views::ErrorBody), (status = 409, description = "thread_busy", body = crate::views::ErrorBody), (status = 422, description = "invalid_request", body = crate::views::ErrorBody), (status = 503, description = "shutting_down (draining or stopping) or capacity_exhausted (the replica admits `max_active` runs; `Retry-After: 5`)", body = crate::views::ErrorBody)))]
 pub async fn default_agent(
     State(state): State<Arc<AppState>>,
     tenant: Tenant,
@@ -125,7 +125,7 @@ async fn run(
     // The same identifier rule as every REST route: 1 to 512 bytes, no NUL (422 naming the field).
     for (field, id) in [("threadId", &input.thread_id), ("runId", &input.run_id)] {
         if !id.is_empty() {
-            crate::server::extract::check_id(field, id)?;
+            crate::extract::check_id(field, id)?;
         }
     }
     let key = (!input.thread_id.is_empty()).then(|| thread_key(&input.thread_id));
@@ -157,7 +157,7 @@ async fn run(
             keep_alive,
         ));
     }
-    let prompt = crate::agui::input_text(&input)
+    let prompt = agent_adaptor_core::agui::input_text(&input)
         .ok_or_else(|| ApiError::invalid("messages", "no user message with text"))?;
     let (out_tx, out_rx) = mpsc::channel::<SseEvent>(256);
 

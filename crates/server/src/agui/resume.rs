@@ -18,13 +18,13 @@ use tokio::sync::mpsc;
 use super::forward::Forward;
 use super::refused;
 use super::tail::LogTail;
-use crate::agui::interrupts::{Answer, answer_from, request_of_call, tool_payload};
-use crate::agui::{ApprovalMode, RunAgentInput, Translator};
+use crate::AppState;
+use crate::runs::RunEntry;
 use crate::runtime::{ApprovalError, ApprovalRequest};
-use crate::server::AppState;
-use crate::server::runs::RunEntry;
-use crate::server::sse;
+use crate::sse;
 use crate::store::StoreError;
+use agent_adaptor_core::agui::interrupts::{Answer, answer_from, request_of_call, tool_payload};
+use agent_adaptor_core::agui::{ApprovalMode, RunAgentInput, Translator};
 
 /// Why a resume is refused: `(RUN_ERROR code, message)`.
 type Refusal = (&'static str, String);
@@ -158,8 +158,7 @@ async fn deliver(
             return Err(("interrupt_expired", format!("interrupt {:?} expired", req.id)));
         }
         Err(e) => {
-            let id =
-                crate::server::error::log_internal_error("an interrupt's answer could not be stored", &e);
+            let id = crate::error::log_internal_error("an interrupt's answer could not be stored", &e);
             return Err((
                 "store_unavailable",
                 format!("the answer could not be stored; retry (error id {id})"),

@@ -1,6 +1,6 @@
 //! An AG-UI run's reader of its execution's exposed log: the same records REST SSE sends (exposed and
 //! redacted once by the run's pump), through the same [`LogReader`] (the live window, then the durable
-//! log), decoded back into typed events for the [`Translator`](crate::agui::Translator). No channel and
+//! log), decoded back into typed events for the [`Translator`](agent_adaptor_core::agui::Translator). No channel and
 //! no copy: the reader keeps a position in the log, so a slow AG-UI client lags behind the run without
 //! holding events of its own (and catches up from the store), and a parked AG-UI run leaves only its
 //! position for the run that resumes it.
@@ -14,10 +14,10 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use crate::reader::LogReader;
 use crate::recorder::ExposurePolicy;
+use crate::runs::{LogItem, RunEntry};
 use crate::runtime::Event;
-use crate::server::reader::LogReader;
-use crate::server::runs::{LogItem, RunEntry};
 
 /// A position in one run's exposed log.
 pub(super) struct LogTail {

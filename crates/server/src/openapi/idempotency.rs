@@ -1,5 +1,5 @@
 //! The `Idempotency-Key` header in the document: one reusable parameter (`#/components/parameters/
-//! IdempotencyKey`) referenced by every operation that honours it ([`crate::server::idempotency::ROUTES`]),
+//! IdempotencyKey`) referenced by every operation that honours it ([`crate::idempotency::ROUTES`]),
 //! the `Idempotent-Replayed` header on their 2xx answers, and their `409 idempotency_in_progress` and
 //! `422 idempotency_mismatch` answers.
 
@@ -8,7 +8,7 @@ use utoipa::openapi::path::{Operation, ParameterBuilder, ParameterIn};
 use utoipa::openapi::schema::{ObjectBuilder, Type};
 use utoipa::openapi::{Ref, RefOr, Required};
 
-use crate::server::idempotency::{MAX_KEY_LEN, ROUTES};
+use crate::idempotency::{MAX_KEY_LEN, ROUTES};
 
 /// The component name of the parameter.
 const PARAMETER: &str = "IdempotencyKey";

@@ -19,13 +19,13 @@ use serde_json::json;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use crate::server::AppState;
-use crate::server::auth::Tenant;
-use crate::server::error::ApiError;
-use crate::server::reader::LogReader;
-use crate::server::rest::{EventsQuery, stored_reader};
-use crate::server::runs::LogItem;
-use crate::server::sse::{SubscriberGauge, item_frame, shutdown_frame};
+use crate::AppState;
+use crate::auth::Tenant;
+use crate::error::ApiError;
+use crate::reader::LogReader;
+use crate::rest::{EventsQuery, stored_reader};
+use crate::runs::LogItem;
+use crate::sse::{SubscriberGauge, item_frame, shutdown_frame};
 
 /// Entries (executions and reports) a Standby lists for SSE replay, at most; older executions stay
 /// readable as runs (`/v1/runs/{run_id}/events`) and in the thread's history.
@@ -153,10 +153,10 @@ pub fn parse_cursor(field: &str, text: &str) -> Result<Cursor, ApiError> {
     };
     let (part, seq) = text.rsplit_once(':').ok_or_else(bad)?;
     let visible = |b: u8| b.is_ascii_graphic() && b != b':';
-    if part.is_empty() || part.len() > crate::server::extract::MAX_ID || !part.bytes().all(visible) {
+    if part.is_empty() || part.len() > crate::extract::MAX_ID || !part.bytes().all(visible) {
         return Err(bad());
     }
-    let seq = crate::server::ranges::decimal(field, seq).map_err(|_| bad())?;
+    let seq = crate::ranges::decimal(field, seq).map_err(|_| bad())?;
     Ok(Cursor {
         part: part.to_owned(),
         seq,

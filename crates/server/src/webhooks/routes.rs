@@ -13,11 +13,11 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::{EventType, sign, target};
-use crate::server::AppState;
-use crate::server::auth::Tenant;
-use crate::server::body::JsonBody;
-use crate::server::error::{ApiError, ErrorCode};
-use crate::server::extract::{Path, Query};
+use crate::AppState;
+use crate::auth::Tenant;
+use crate::body::JsonBody;
+use crate::error::{ApiError, ErrorCode};
+use crate::extract::{Path, Query};
 use crate::store::WebhookStore;
 use crate::store::webhooks::{Attempt, Delivery, MAX_DELIVERY_PAGE, Webhook};
 
@@ -238,7 +238,7 @@ fn checked(body: &CreateWebhookBody, allow_private: bool) -> Result<Vec<String>,
 }
 
 /// `POST /v1/webhooks`.
-#[utoipa::path(post, path = "/v1/webhooks", tag = "webhooks", request_body = CreateWebhookBody, responses((status = 201, description = "The subscription, with its signing secret (shown only here)", body = WebhookCreated, headers(("Location" = String, description = "The webhook's path, `/v1/webhooks/{id}`"))), (status = 422, description = "invalid_request: a bad `url` (not http(s), credentials, a refused private address) or an unknown event type (`field` names it)", body = crate::server::views::ErrorBody), (status = 503, description = "store_unavailable: the store keeps no webhooks", body = crate::server::views::ErrorBody)))]
+#[utoipa::path(post, path = "/v1/webhooks", tag = "webhooks", request_body = CreateWebhookBody, responses((status = 201, description = "The subscription, with its signing secret (shown only here)", body = WebhookCreated, headers(("Location" = String, description = "The webhook's path, `/v1/webhooks/{id}`"))), (status = 422, description = "invalid_request: a bad `url` (not http(s), credentials, a refused private address) or an unknown event type (`field` names it)", body = crate::views::ErrorBody), (status = 503, description = "store_unavailable: the store keeps no webhooks", body = crate::views::ErrorBody)))]
 pub async fn create(
     State(state): State<Arc<AppState>>,
     tenant: Tenant,
@@ -258,7 +258,7 @@ pub async fn create(
         .create_webhook(&webhook)
         .await
         .map_err(ApiError::store)?;
-    let location = format!("/v1/webhooks/{}", crate::server::location::segment(&webhook.id));
+    let location = format!("/v1/webhooks/{}", crate::location::segment(&webhook.id));
     let created = WebhookCreated {
         id: webhook.id,
         tenant: webhook.tenant,
@@ -268,14 +268,14 @@ pub async fn create(
         created_at: webhook.created_at,
         secret: webhook.secret,
     };
-    Ok(crate::server::location::with(
+    Ok(crate::location::with(
         &location,
         (StatusCode::CREATED, Json(created)),
     ))
 }
 
 /// `GET /v1/webhooks`.
-#[utoipa::path(get, path = "/v1/webhooks", tag = "webhooks", responses((status = 200, description = "The tenant's subscriptions (an operator key: every tenant's), oldest first, without secrets", body = WebhookList), (status = 503, description = "store_unavailable: the store keeps no webhooks", body = crate::server::views::ErrorBody)))]
+#[utoipa::path(get, path = "/v1/webhooks", tag = "webhooks", responses((status = 200, description = "The tenant's subscriptions (an operator key: every tenant's), oldest first, without secrets", body = WebhookList), (status = 503, description = "store_unavailable: the store keeps no webhooks", body = crate::views::ErrorBody)))]
 pub async fn list(State(state): State<Arc<AppState>>, tenant: Tenant) -> Result<Json<WebhookList>, ApiError> {
     let all = store(&state)?
         .list_webhooks(scope(&state, &tenant))
@@ -287,7 +287,7 @@ pub async fn list(State(state): State<Arc<AppState>>, tenant: Tenant) -> Result<
 }
 
 /// `GET /v1/webhooks/{id}`.
-#[utoipa::path(get, path = "/v1/webhooks/{id}", tag = "webhooks", params(("id" = String, Path, description = "The webhook id")), responses((status = 200, description = "The subscription, without its secret", body = WebhookView), (status = 404, description = "not_found: no such webhook for this tenant", body = crate::server::views::ErrorBody), (status = 503, description = "store_unavailable: the store keeps no webhooks", body = crate::server::views::ErrorBody)))]
+#[utoipa::path(get, path = "/v1/webhooks/{id}", tag = "webhooks", params(("id" = String, Path, description = "The webhook id")), responses((status = 200, description = "The subscription, without its secret", body = WebhookView), (status = 404, description = "not_found: no such webhook for this tenant", body = crate::views::ErrorBody), (status = 503, description = "store_unavailable: the store keeps no webhooks", body = crate::views::ErrorBody)))]
 pub async fn get(
     State(state): State<Arc<AppState>>,
     tenant: Tenant,
@@ -297,7 +297,7 @@ pub async fn get(
 }
 
 /// `DELETE /v1/webhooks/{id}`.
-#[utoipa::path(delete, path = "/v1/webhooks/{id}", tag = "webhooks", params(("id" = String, Path, description = "The webhook id")), responses((status = 200, description = "Deleted, with its pending deliveries and its log; the subscription as it was", body = WebhookView), (status = 404, description = "not_found: no such webhook for this tenant", body = crate::server::views::ErrorBody), (status = 503, description = "store_unavailable: the store keeps no webhooks", body = crate::server::views::ErrorBody)))]
+#[utoipa::path(delete, path = "/v1/webhooks/{id}", tag = "webhooks", params(("id" = String, Path, description = "The webhook id")), responses((status = 200, description = "Deleted, with its pending deliveries and its log; the subscription as it was", body = WebhookView), (status = 404, description = "not_found: no such webhook for this tenant", body = crate::views::ErrorBody), (status = 503, description = "store_unavailable: the store keeps no webhooks", body = crate::views::ErrorBody)))]
 pub async fn delete(
     State(state): State<Arc<AppState>>,
     tenant: Tenant,
@@ -315,7 +315,7 @@ pub async fn delete(
 }
 
 /// `GET /v1/webhooks/{id}/deliveries`.
-#[utoipa::path(get, path = "/v1/webhooks/{id}/deliveries", tag = "webhooks", params(("id" = String, Path, description = "The webhook id"), ("limit" = Option<u32>, Query, description = "How many deliveries, 1 to 100 (default 20)")), responses((status = 200, description = "The newest deliveries, each with its attempts (status or error, duration) and next retry", body = DeliveryList), (status = 404, description = "not_found: no such webhook for this tenant", body = crate::server::views::ErrorBody), (status = 422, description = "invalid_request: `limit` out of range", body = crate::server::views::ErrorBody), (status = 503, description = "store_unavailable: the store keeps no webhooks", body = crate::server::views::ErrorBody)))]
+#[utoipa::path(get, path = "/v1/webhooks/{id}/deliveries", tag = "webhooks", params(("id" = String, Path, description = "The webhook id"), ("limit" = Option<u32>, Query, description = "How many deliveries, 1 to 100 (default 20)")), responses((status = 200, description = "The newest deliveries, each with its attempts (status or error, duration) and next retry", body = DeliveryList), (status = 404, description = "not_found: no such webhook for this tenant", body = crate::views::ErrorBody), (status = 422, description = "invalid_request: `limit` out of range", body = crate::views::ErrorBody), (status = 503, description = "store_unavailable: the store keeps no webhooks", body = crate::views::ErrorBody)))]
 pub async fn deliveries(
     State(state): State<Arc<AppState>>,
     tenant: Tenant,
@@ -340,7 +340,7 @@ pub async fn deliveries(
 }
 
 /// `POST /v1/webhooks/{id}/deliveries/{delivery}/retry`.
-#[utoipa::path(post, path = "/v1/webhooks/{id}/deliveries/{delivery}/retry", tag = "webhooks", params(("id" = String, Path, description = "The webhook id"), ("delivery" = String, Path, description = "The delivery id")), responses((status = 202, description = "The delivery is due now (one more attempt; a pending one is left as it is)", body = DeliveryView), (status = 404, description = "not_found: no such webhook or delivery for this tenant", body = crate::server::views::ErrorBody), (status = 503, description = "store_unavailable: the store keeps no webhooks", body = crate::server::views::ErrorBody)))]
+#[utoipa::path(post, path = "/v1/webhooks/{id}/deliveries/{delivery}/retry", tag = "webhooks", params(("id" = String, Path, description = "The webhook id"), ("delivery" = String, Path, description = "The delivery id")), responses((status = 202, description = "The delivery is due now (one more attempt; a pending one is left as it is)", body = DeliveryView), (status = 404, description = "not_found: no such webhook or delivery for this tenant", body = crate::views::ErrorBody), (status = 503, description = "store_unavailable: the store keeps no webhooks", body = crate::views::ErrorBody)))]
 pub async fn retry(
     State(state): State<Arc<AppState>>,
     tenant: Tenant,

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use crate::server::file::HumanDuration;
+use crate::file::HumanDuration;
 
 /// How webhooks are delivered.
 #[derive(Debug, Clone, PartialEq)]

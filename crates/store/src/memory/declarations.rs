@@ -2,8 +2,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::store::rules::{self, micros};
-use crate::store::{Declaration, StoreError, StoreResult};
+use crate::rules::{self, micros};
+use crate::{Declaration, StoreError, StoreResult};
 
 /// Declarations by `(tenant, agent, key)`.
 #[derive(Debug, Default)]

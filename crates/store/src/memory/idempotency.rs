@@ -4,11 +4,9 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
 
-use crate::store::StoreResult;
-use crate::store::idempotency::{
-    ClaimOutcome, IdempotencyClaim, StoredAnswer, check_answer, check_claim, is_dead,
-};
-use crate::store::rules::micros;
+use crate::StoreResult;
+use crate::idempotency::{ClaimOutcome, IdempotencyClaim, StoredAnswer, check_answer, check_claim, is_dead};
+use crate::rules::micros;
 
 /// One key's row.
 #[derive(Debug, Clone)]

@@ -4,8 +4,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use chrono::{DateTime, Utc};
 
-use crate::store::rules::{self, micros};
-use crate::store::{
+use crate::rules::{self, micros};
+use crate::{
     ContinuityEntry, EventRecord, NewEvent, RECEIPT_CAP, RECEIPT_MAX_AGE, RetentionPolicy, StoreError,
     StoreResult,
 };

@@ -183,7 +183,7 @@ impl ThreadStore for MemoryStore {
         Ok(self.lock().service.list_runs(tenant, thread_key, page))
     }
 
-    async fn search_runs(&self, search: &crate::store::RunSearch) -> StoreResult<Vec<RunRecord>> {
+    async fn search_runs(&self, search: &crate::RunSearch) -> StoreResult<Vec<RunRecord>> {
         Ok(self.lock().service.search_runs(search))
     }
 
@@ -229,26 +229,20 @@ impl ThreadStore for MemoryStore {
         Ok(self.lock().service.list_approvals(tenant, run_id, only_pending))
     }
 
-    async fn put_usage(&self, usage: &crate::store::UsageRecord) -> StoreResult<()> {
+    async fn put_usage(&self, usage: &crate::UsageRecord) -> StoreResult<()> {
         self.lock().usage.put(usage)
     }
 
-    async fn usage(&self, query: &crate::store::UsageQuery) -> StoreResult<Vec<crate::store::UsageRow>> {
+    async fn usage(&self, query: &crate::UsageQuery) -> StoreResult<Vec<crate::UsageRow>> {
         Ok(self.lock().usage.query(query))
     }
 
-    async fn usage_total(
-        &self,
-        filter: &crate::store::UsageFilter,
-    ) -> StoreResult<crate::store::UsageTotals> {
-        crate::store::rules::require("tenant", &filter.tenant)?;
+    async fn usage_total(&self, filter: &crate::UsageFilter) -> StoreResult<crate::UsageTotals> {
+        crate::rules::require("tenant", &filter.tenant)?;
         Ok(self.lock().usage.total(filter))
     }
 
-    async fn claim_idempotency(
-        &self,
-        claim: &crate::store::IdempotencyClaim,
-    ) -> StoreResult<crate::store::ClaimOutcome> {
+    async fn claim_idempotency(&self, claim: &crate::IdempotencyClaim) -> StoreResult<crate::ClaimOutcome> {
         self.lock().keys.claim(claim)
     }
 
@@ -257,7 +251,7 @@ impl ThreadStore for MemoryStore {
         tenant: &str,
         key: &str,
         token: &str,
-        answer: &crate::store::StoredAnswer,
+        answer: &crate::StoredAnswer,
     ) -> StoreResult<bool> {
         self.lock().keys.complete(tenant, key, token, answer)
     }
@@ -287,7 +281,7 @@ impl ThreadStore for MemoryStore {
         Ok(self.lock().declarations.delete(tenant, agent, key))
     }
 
-    fn webhooks(&self) -> Option<std::sync::Arc<dyn crate::store::WebhookStore>> {
+    fn webhooks(&self) -> Option<std::sync::Arc<dyn crate::WebhookStore>> {
         Some(self.webhooks.clone())
     }
 }

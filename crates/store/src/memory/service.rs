@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
-use crate::store::rules::{self, micros};
-use crate::store::{Approval, ApprovalState, Page, RunRecord, RunState, StoreError, StoreResult};
+use crate::rules::{self, micros};
+use crate::{Approval, ApprovalState, Page, RunRecord, RunState, StoreError, StoreResult};
 
 /// Runs by id and approvals by `(tenant, request id)`.
 #[derive(Debug, Default)]
@@ -70,7 +70,7 @@ impl Service {
     }
 
     /// Newest first by `(created_at, run_id)`.
-    pub(super) fn search_runs(&self, search: &crate::store::RunSearch) -> Vec<RunRecord> {
+    pub(super) fn search_runs(&self, search: &crate::RunSearch) -> Vec<RunRecord> {
         let mut found: Vec<&RunRecord> = self.runs.values().filter(|run| search.matches(run)).collect();
         found.sort_by(|a, b| (b.created_at, &b.run_id).cmp(&(a.created_at, &a.run_id)));
         found

@@ -5,10 +5,8 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
-use crate::store::rules::{self, micros};
-use crate::store::{
-    FinalizeRequest, Lease, Lookup, Page, Query, Record, StoreError, StoreResult, ThreadStatus,
-};
+use crate::rules::{self, micros};
+use crate::{FinalizeRequest, Lease, Lookup, Page, Query, Record, StoreError, StoreResult, ThreadStatus};
 
 /// The current holder of one lease target. Never removed, so tokens never go backwards.
 #[derive(Debug, Clone)]

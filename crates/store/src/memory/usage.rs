@@ -2,9 +2,9 @@
 
 use std::collections::BTreeMap;
 
-use crate::store::StoreResult;
-use crate::store::rules::{MAX_PAGE, micros};
-use crate::store::usage::{UsageFilter, UsageKey, UsageQuery, UsageRecord, UsageRow, UsageTotals, check};
+use crate::StoreResult;
+use crate::rules::{MAX_PAGE, micros};
+use crate::usage::{UsageFilter, UsageKey, UsageQuery, UsageRecord, UsageRow, UsageTotals, check};
 
 /// Records by run id.
 #[derive(Debug, Default)]

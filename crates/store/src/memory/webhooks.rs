@@ -7,11 +7,11 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
-use crate::store::webhooks::{
+use crate::webhooks::{
     Attempt, AttemptEnd, Delivery, DeliveryState, MAX_DELIVERY_PAGE, NewDelivery, Webhook, WebhookStore,
     after, check_delivery, check_webhook,
 };
-use crate::store::{StoreError, StoreResult, micros};
+use crate::{StoreError, StoreResult, micros};
 
 /// The in-memory [`WebhookStore`] (a [`MemoryStore`](super::MemoryStore) holds one).
 #[derive(Debug, Default)]

@@ -4,9 +4,9 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 use sqlx::PgPool;
 
-use crate::store::rules::{self, micros};
-use crate::store::sql_error::{is_unique_violation, map};
-use crate::store::{Declaration, StoreError, StoreResult};
+use crate::rules::{self, micros};
+use crate::sql_error::{is_unique_violation, map};
+use crate::{Declaration, StoreError, StoreResult};
 
 /// One `thread_declarations` row.
 #[derive(sqlx::FromRow)]

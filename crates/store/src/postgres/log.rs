@@ -13,10 +13,10 @@ use sha2::{Digest, Sha256};
 use sqlx::{PgConnection, PgPool};
 
 use super::rows::{self, EventRow};
-use crate::store::decode::at as at_row;
-use crate::store::rules::{self, micros};
-use crate::store::sql_error::{is_unique_violation, map};
-use crate::store::{
+use crate::decode::at as at_row;
+use crate::rules::{self, micros};
+use crate::sql_error::{is_unique_violation, map};
+use crate::{
     ContinuityEntry, ContinuityKind, EventRecord, NewEvent, RECEIPT_CAP, RECEIPT_MAX_AGE, RetentionPolicy,
     StoreError, StoreResult,
 };

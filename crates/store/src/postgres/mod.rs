@@ -36,7 +36,7 @@ use super::{
 const RELEASE_RETRY: Duration = Duration::from_secs(10);
 
 /// The migrations compiled into this build.
-static MIGRATOR: Migrator = sqlx::migrate!("migrations/postgres");
+static MIGRATOR: Migrator = sqlx::migrate!("../../migrations/postgres");
 
 /// How to connect.
 #[derive(Debug, Clone)]
@@ -284,7 +284,7 @@ impl ThreadStore for PostgresStore {
         service::list_runs(&self.pool, tenant, thread_key, page).await
     }
 
-    async fn search_runs(&self, search: &crate::store::RunSearch) -> StoreResult<Vec<RunRecord>> {
+    async fn search_runs(&self, search: &crate::RunSearch) -> StoreResult<Vec<RunRecord>> {
         service::search_runs(&self.pool, search).await
     }
 
@@ -330,25 +330,19 @@ impl ThreadStore for PostgresStore {
         service::list_approvals(&self.pool, tenant, run_id, only_pending).await
     }
 
-    async fn put_usage(&self, usage: &crate::store::UsageRecord) -> StoreResult<()> {
+    async fn put_usage(&self, usage: &crate::UsageRecord) -> StoreResult<()> {
         usage::put(&self.pool, usage).await
     }
 
-    async fn usage(&self, query: &crate::store::UsageQuery) -> StoreResult<Vec<crate::store::UsageRow>> {
+    async fn usage(&self, query: &crate::UsageQuery) -> StoreResult<Vec<crate::UsageRow>> {
         usage::query(&self.pool, query).await
     }
 
-    async fn usage_total(
-        &self,
-        filter: &crate::store::UsageFilter,
-    ) -> StoreResult<crate::store::UsageTotals> {
+    async fn usage_total(&self, filter: &crate::UsageFilter) -> StoreResult<crate::UsageTotals> {
         usage::total(&self.pool, filter).await
     }
 
-    async fn claim_idempotency(
-        &self,
-        claim: &crate::store::IdempotencyClaim,
-    ) -> StoreResult<crate::store::ClaimOutcome> {
+    async fn claim_idempotency(&self, claim: &crate::IdempotencyClaim) -> StoreResult<crate::ClaimOutcome> {
         idempotency::claim(&self.pool, claim).await
     }
 
@@ -357,7 +351,7 @@ impl ThreadStore for PostgresStore {
         tenant: &str,
         key: &str,
         token: &str,
-        answer: &crate::store::StoredAnswer,
+        answer: &crate::StoredAnswer,
     ) -> StoreResult<bool> {
         idempotency::complete(&self.pool, tenant, key, token, answer).await
     }
@@ -387,7 +381,7 @@ impl ThreadStore for PostgresStore {
         declarations::delete(&self.pool, tenant, agent, key).await
     }
 
-    fn webhooks(&self) -> Option<std::sync::Arc<dyn crate::store::WebhookStore>> {
+    fn webhooks(&self) -> Option<std::sync::Arc<dyn crate::WebhookStore>> {
         Some(std::sync::Arc::new(self.clone()))
     }
 }

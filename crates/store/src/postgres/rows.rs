@@ -5,8 +5,8 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 use sqlx::FromRow;
 
-use crate::store::decode::at;
-use crate::store::{
+use crate::decode::at;
+use crate::{
     AgentIdentity, Approval, ApprovalState, EventRecord, Record, RunRecord, RunState, StoreResult,
     ThreadStatus,
 };

@@ -6,9 +6,9 @@ use sqlx::PgPool;
 
 use super::nul;
 use super::rows::{self, ApprovalRow, RunRow};
-use crate::store::rules::{self, micros};
-use crate::store::sql_error::{is_unique_violation, map};
-use crate::store::{Approval, ApprovalState, Page, RunRecord, RunState, StoreError, StoreResult};
+use crate::rules::{self, micros};
+use crate::sql_error::{is_unique_violation, map};
+use crate::{Approval, ApprovalState, Page, RunRecord, RunState, StoreError, StoreResult};
 
 pub(super) async fn put_run(pool: &PgPool, run: &RunRecord) -> StoreResult<()> {
     rules::require("run id", &run.run_id)?;
@@ -71,7 +71,7 @@ pub(super) async fn update_run_state(
         .await
         .map_err(map)?;
     let current = current.ok_or(StoreError::NotFound)?;
-    let current = crate::store::decode::at("runs", &run_id).text_enum("state", &current, RunState::parse)?;
+    let current = crate::decode::at("runs", &run_id).text_enum("state", &current, RunState::parse)?;
     rules::check_transition(run_id, current, state)?;
     Err(StoreError::conflict(format!(
         "run {run_id:?} changed concurrently"
@@ -114,7 +114,7 @@ pub(super) async fn list_runs(
     rows::collect(rows, RunRow::into_record)
 }
 
-pub(super) async fn search_runs(pool: &PgPool, q: &crate::store::RunSearch) -> StoreResult<Vec<RunRecord>> {
+pub(super) async fn search_runs(pool: &PgPool, q: &crate::RunSearch) -> StoreResult<Vec<RunRecord>> {
     let before = q.before.as_ref();
     let rows: Vec<RunRow> = sqlx::query_as(concat!(
         "SELECT ",
@@ -168,7 +168,7 @@ pub(super) async fn orphaned_runs(
     ))
     .bind(me)
     .bind(starting)
-    .bind(crate::store::REPLICA_LEASE_PREFIX)
+    .bind(crate::REPLICA_LEASE_PREFIX)
     .bind(rules::limit(limit))
     .fetch_all(pool)
     .await
@@ -273,7 +273,7 @@ pub(super) async fn resolve_approval(
             .map_err(map)?;
     let state = state.ok_or(StoreError::NotFound)?;
     let id = request_id.to_owned();
-    match crate::store::decode::at("approvals", &id).text_enum("state", &state, ApprovalState::parse)? {
+    match crate::decode::at("approvals", &id).text_enum("state", &state, ApprovalState::parse)? {
         ApprovalState::Resolved => Err(StoreError::AlreadyResolved { request_id: id }),
         ApprovalState::Expired => Err(StoreError::Expired { request_id: id }),
         ApprovalState::Pending => Err(StoreError::conflict(format!(

@@ -7,11 +7,9 @@ use chrono::{DateTime, Utc};
 use sqlx::{PgConnection, PgPool};
 
 use super::rows::{self, ThreadRow};
-use crate::store::rules;
-use crate::store::sql_error::{is_unique_violation, map};
-use crate::store::{
-    FinalizeRequest, Lease, Lookup, Page, Query, Record, StoreError, StoreResult, ThreadStatus,
-};
+use crate::rules;
+use crate::sql_error::{is_unique_violation, map};
+use crate::{FinalizeRequest, Lease, Lookup, Page, Query, Record, StoreError, StoreResult, ThreadStatus};
 
 pub(super) async fn resolve(pool: &PgPool, query: &Query) -> StoreResult<Option<Record>> {
     let row: Option<ThreadRow> = match &query.by {
@@ -71,7 +69,7 @@ pub(super) async fn acquire_lease(
     let (token, expires_at) = row.ok_or_else(|| StoreError::Busy {
         target: target.to_owned(),
     })?;
-    let token = crate::store::decode::at("leases", &target).unsigned("token", token)?;
+    let token = crate::decode::at("leases", &target).unsigned("token", token)?;
     Ok(Lease {
         target: target.to_owned(),
         owner: owner.to_owned(),

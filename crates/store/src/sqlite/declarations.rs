@@ -2,10 +2,10 @@
 
 use sqlx::SqlitePool;
 
-use crate::store::decode::at;
-use crate::store::rules::{self, to_micros};
-use crate::store::sql_error::{is_unique_violation, map};
-use crate::store::{Declaration, StoreError, StoreResult};
+use crate::decode::at;
+use crate::rules::{self, to_micros};
+use crate::sql_error::{is_unique_violation, map};
+use crate::{Declaration, StoreError, StoreResult};
 
 /// One `thread_declarations` row.
 #[derive(sqlx::FromRow)]

@@ -4,13 +4,13 @@
 use chrono::{DateTime, Utc};
 use sqlx::SqlitePool;
 
-use crate::store::StoreResult;
-use crate::store::idempotency::{
+use crate::StoreResult;
+use crate::idempotency::{
     ClaimOutcome, IdempotencyClaim, KeyRow, StoredAnswer, check_answer, check_claim, keep_cutoff,
     lapse_cutoff,
 };
-use crate::store::rules::to_micros;
-use crate::store::sql_error::map;
+use crate::rules::to_micros;
+use crate::sql_error::map;
 
 /// Attempts before a claim that keeps losing the key's row (released by a refused request, or purged)
 /// between its upsert and its read stops trying: the key is busy, so it answers "in progress" (409 with

@@ -4,9 +4,9 @@ use chrono::{DateTime, Utc};
 use sqlx::{QueryBuilder, Sqlite, SqliteConnection, SqlitePool};
 
 use super::rows::{self, ContinuityRow, EventRow};
-use crate::store::rules::{self, micros, to_micros};
-use crate::store::sql_error::{is_unique_violation, map};
-use crate::store::{
+use crate::rules::{self, micros, to_micros};
+use crate::sql_error::{is_unique_violation, map};
+use crate::{
     ContinuityEntry, EventRecord, NewEvent, RECEIPT_CAP, RECEIPT_MAX_AGE, RetentionPolicy, StoreError,
     StoreResult,
 };
@@ -218,7 +218,7 @@ pub(super) async fn append_events(tx: &mut SqliteConnection, batch: &[NewEvent])
             .await
             .map_err(|e| duplicate_or(e, chunk))?;
         let inserted = chunk.len() as u64;
-        let last = crate::store::decode::at("events", &done.last_insert_rowid())
+        let last = crate::decode::at("events", &done.last_insert_rowid())
             .unsigned("cursor", done.last_insert_rowid())?;
         if done.rows_affected() != inserted || last < inserted {
             return Err(StoreError::corrupt(

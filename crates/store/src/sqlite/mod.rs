@@ -41,7 +41,7 @@ use super::{
 };
 
 /// The migrations compiled into this build.
-static MIGRATOR: Migrator = sqlx::migrate!("migrations/sqlite");
+static MIGRATOR: Migrator = sqlx::migrate!("../../migrations/sqlite");
 
 /// How long a writer waits for another process's write lock before giving up (as `Unavailable`).
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
@@ -272,7 +272,7 @@ impl ThreadStore for SqliteStore {
         service::list_runs(&self.reader, tenant, thread_key, page).await
     }
 
-    async fn search_runs(&self, search: &crate::store::RunSearch) -> StoreResult<Vec<RunRecord>> {
+    async fn search_runs(&self, search: &crate::RunSearch) -> StoreResult<Vec<RunRecord>> {
         service::search_runs(&self.reader, search).await
     }
 
@@ -324,25 +324,19 @@ impl ThreadStore for SqliteStore {
         service::list_approvals(&self.reader, tenant, run_id, only_pending).await
     }
 
-    async fn put_usage(&self, usage: &crate::store::UsageRecord) -> StoreResult<()> {
+    async fn put_usage(&self, usage: &crate::UsageRecord) -> StoreResult<()> {
         usage::put(&self.writer, usage).await
     }
 
-    async fn usage(&self, query: &crate::store::UsageQuery) -> StoreResult<Vec<crate::store::UsageRow>> {
+    async fn usage(&self, query: &crate::UsageQuery) -> StoreResult<Vec<crate::UsageRow>> {
         usage::query(&self.reader, query).await
     }
 
-    async fn usage_total(
-        &self,
-        filter: &crate::store::UsageFilter,
-    ) -> StoreResult<crate::store::UsageTotals> {
+    async fn usage_total(&self, filter: &crate::UsageFilter) -> StoreResult<crate::UsageTotals> {
         usage::total(&self.reader, filter).await
     }
 
-    async fn claim_idempotency(
-        &self,
-        claim: &crate::store::IdempotencyClaim,
-    ) -> StoreResult<crate::store::ClaimOutcome> {
+    async fn claim_idempotency(&self, claim: &crate::IdempotencyClaim) -> StoreResult<crate::ClaimOutcome> {
         idempotency::claim(&self.writer, claim).await
     }
 
@@ -351,7 +345,7 @@ impl ThreadStore for SqliteStore {
         tenant: &str,
         key: &str,
         token: &str,
-        answer: &crate::store::StoredAnswer,
+        answer: &crate::StoredAnswer,
     ) -> StoreResult<bool> {
         idempotency::complete(&self.writer, tenant, key, token, answer).await
     }
@@ -381,7 +375,7 @@ impl ThreadStore for SqliteStore {
         declarations::delete(&self.writer, tenant, agent, key).await
     }
 
-    fn webhooks(&self) -> Option<std::sync::Arc<dyn crate::store::WebhookStore>> {
+    fn webhooks(&self) -> Option<std::sync::Arc<dyn crate::WebhookStore>> {
         Some(std::sync::Arc::new(self.clone()))
     }
 }

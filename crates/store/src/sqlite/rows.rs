@@ -3,8 +3,8 @@
 
 use sqlx::FromRow;
 
-use crate::store::decode::at;
-use crate::store::{
+use crate::decode::at;
+use crate::{
     AgentIdentity, Approval, ApprovalState, ContinuityEntry, ContinuityKind, EventRecord, Record, RunRecord,
     RunState, StoreResult, ThreadStatus,
 };

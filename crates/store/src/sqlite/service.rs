@@ -5,9 +5,9 @@ use serde_json::Value;
 use sqlx::{SqliteConnection, SqlitePool};
 
 use super::rows::{self, ApprovalRow, RunRow};
-use crate::store::rules::{self, to_micros};
-use crate::store::sql_error::{is_unique_violation, map};
-use crate::store::{Approval, ApprovalState, Page, RunRecord, RunState, StoreError, StoreResult};
+use crate::rules::{self, to_micros};
+use crate::sql_error::{is_unique_violation, map};
+use crate::{Approval, ApprovalState, Page, RunRecord, RunState, StoreError, StoreResult};
 
 /// JSON as the text SQLite stores.
 fn json(value: Option<&Value>) -> Option<String> {
@@ -75,7 +75,7 @@ pub(super) async fn update_run_state(
         .await
         .map_err(map)?;
     let current = current.ok_or(StoreError::NotFound)?;
-    let current = crate::store::decode::at("runs", &run_id).text_enum("state", &current, RunState::parse)?;
+    let current = crate::decode::at("runs", &run_id).text_enum("state", &current, RunState::parse)?;
     rules::check_transition(run_id, current, state)?;
     Err(StoreError::conflict(format!(
         "run {run_id:?} changed concurrently"
@@ -118,10 +118,7 @@ pub(super) async fn list_runs(
     rows::collect(rows, RunRow::into_record)
 }
 
-pub(super) async fn search_runs(
-    pool: &SqlitePool,
-    q: &crate::store::RunSearch,
-) -> StoreResult<Vec<RunRecord>> {
+pub(super) async fn search_runs(pool: &SqlitePool, q: &crate::RunSearch) -> StoreResult<Vec<RunRecord>> {
     let before = q.before.as_ref();
     let rows: Vec<RunRow> = sqlx::query_as(concat!(
         "SELECT ",
@@ -266,7 +263,7 @@ pub(super) async fn resolve_approval(
             .map_err(map)?;
     let (state, _) = current.ok_or(StoreError::NotFound)?;
     let id = request_id.to_owned();
-    match crate::store::decode::at("approvals", &id).text_enum("state", &state, ApprovalState::parse)? {
+    match crate::decode::at("approvals", &id).text_enum("state", &state, ApprovalState::parse)? {
         ApprovalState::Resolved => Err(StoreError::AlreadyResolved { request_id: id }),
         ApprovalState::Expired => Err(StoreError::Expired { request_id: id }),
         ApprovalState::Pending => {

@@ -5,11 +5,9 @@ use std::time::Duration;
 use sqlx::{SqliteConnection, SqlitePool};
 
 use super::rows::{self, ThreadRow};
-use crate::store::rules::{self, micros, to_micros};
-use crate::store::sql_error::{is_unique_violation, map};
-use crate::store::{
-    FinalizeRequest, Lease, Lookup, Page, Query, Record, StoreError, StoreResult, ThreadStatus,
-};
+use crate::rules::{self, micros, to_micros};
+use crate::sql_error::{is_unique_violation, map};
+use crate::{FinalizeRequest, Lease, Lookup, Page, Query, Record, StoreError, StoreResult, ThreadStatus};
 
 pub(super) async fn resolve(pool: &SqlitePool, query: &Query) -> StoreResult<Option<Record>> {
     let row: Option<ThreadRow> = match &query.by {
@@ -71,7 +69,7 @@ pub(super) async fn acquire_lease(
     let token = token.ok_or_else(|| StoreError::Busy {
         target: target.to_owned(),
     })?;
-    let token = crate::store::decode::at("leases", &target).unsigned("token", token)?;
+    let token = crate::decode::at("leases", &target).unsigned("token", token)?;
     Ok(Lease {
         target: target.to_owned(),
         owner: owner.to_owned(),
@@ -220,7 +218,7 @@ pub(super) async fn finalize(tx: &mut SqliteConnection, req: FinalizeRequest) ->
             record.id
         )));
     };
-    let created_at = crate::store::decode::at("threads", &record.id).micros("created_at", created_at)?;
+    let created_at = crate::decode::at("threads", &record.id).micros("created_at", created_at)?;
     Ok(Record {
         status: ThreadStatus::Active,
         created_at,

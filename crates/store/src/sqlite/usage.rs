@@ -2,11 +2,11 @@
 
 use sqlx::SqlitePool;
 
-use crate::store::StoreResult;
-use crate::store::decode::at;
-use crate::store::rules::{self, to_micros};
-use crate::store::sql_error::map;
-use crate::store::usage::{UsageFilter, UsageKey, UsageQuery, UsageRecord, UsageRow, UsageTotals, check};
+use crate::StoreResult;
+use crate::decode::at;
+use crate::rules::{self, to_micros};
+use crate::sql_error::map;
+use crate::usage::{UsageFilter, UsageKey, UsageQuery, UsageRecord, UsageRow, UsageTotals, check};
 
 fn signed(v: u64) -> i64 {
     i64::try_from(v).unwrap_or(i64::MAX)

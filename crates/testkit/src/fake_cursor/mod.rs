@@ -96,7 +96,7 @@ fn first_mcp_server(cursor_home: Option<&Path>) -> Option<String> {
 
 /// When `argv` asks for ACP mode (`agent [options] acp [options]`, as Cursor documents it), the other
 /// options (`--workspace`, `--model`, `--api-key`, …, accepted and unused: the session's `cwd` rules);
-/// the binary then serves [`crate::testkit::fake_acp`] in its Cursor flavour.
+/// the binary then serves [`crate::fake_acp`] in its Cursor flavour.
 pub fn acp_mode(argv: &[String]) -> Option<Args> {
     if argv.iter().any(|a| a == "-p" || a == "--print") {
         return None; // print mode: `acp` is a prompt word

@@ -9,7 +9,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
-use crate::store::{
+use agent_adaptor_store::{
     Approval, ContinuityEntry, Declaration, EventRecord, FinalizeRequest, Lease, NewEvent, Page, Query,
     Record, RetentionPolicy, RunRecord, RunState, StoreError, StoreResult, ThreadStore,
 };
@@ -85,7 +85,7 @@ impl ThreadStore for Faulty {
     async fn renew_lease(&self, lease: &Lease, ttl: Duration) -> StoreResult<Lease> {
         if self.fault == Fault::IgnoreLeaseTokens {
             return Ok(Lease {
-                expires_at: crate::store::now() + ttl,
+                expires_at: agent_adaptor_store::now() + ttl,
                 ..lease.clone()
             });
         }
@@ -213,7 +213,7 @@ impl ThreadStore for Faulty {
         self.inner.list_runs(tenant, thread_key, page).await
     }
 
-    async fn search_runs(&self, search: &crate::store::RunSearch) -> StoreResult<Vec<RunRecord>> {
+    async fn search_runs(&self, search: &agent_adaptor_store::RunSearch) -> StoreResult<Vec<RunRecord>> {
         self.inner.search_runs(search).await
     }
 
@@ -267,28 +267,31 @@ impl ThreadStore for Faulty {
     ) -> StoreResult<Vec<Approval>> {
         self.inner.list_approvals(tenant, run_id, only_pending).await
     }
-    async fn put_usage(&self, usage: &crate::store::UsageRecord) -> StoreResult<()> {
+    async fn put_usage(&self, usage: &agent_adaptor_store::UsageRecord) -> StoreResult<()> {
         self.inner.put_usage(usage).await
     }
 
-    async fn usage(&self, query: &crate::store::UsageQuery) -> StoreResult<Vec<crate::store::UsageRow>> {
+    async fn usage(
+        &self,
+        query: &agent_adaptor_store::UsageQuery,
+    ) -> StoreResult<Vec<agent_adaptor_store::UsageRow>> {
         self.inner.usage(query).await
     }
 
     async fn usage_total(
         &self,
-        filter: &crate::store::UsageFilter,
-    ) -> StoreResult<crate::store::UsageTotals> {
+        filter: &agent_adaptor_store::UsageFilter,
+    ) -> StoreResult<agent_adaptor_store::UsageTotals> {
         self.inner.usage_total(filter).await
     }
 
     async fn claim_idempotency(
         &self,
-        claim: &crate::store::IdempotencyClaim,
-    ) -> StoreResult<crate::store::ClaimOutcome> {
+        claim: &agent_adaptor_store::IdempotencyClaim,
+    ) -> StoreResult<agent_adaptor_store::ClaimOutcome> {
         let outcome = self.inner.claim_idempotency(claim).await?;
-        if self.fault == Fault::DoubleClaim && outcome == crate::store::ClaimOutcome::InProgress {
-            return Ok(crate::store::ClaimOutcome::Claimed);
+        if self.fault == Fault::DoubleClaim && outcome == agent_adaptor_store::ClaimOutcome::InProgress {
+            return Ok(agent_adaptor_store::ClaimOutcome::Claimed);
         }
         Ok(outcome)
     }
@@ -298,7 +301,7 @@ impl ThreadStore for Faulty {
         tenant: &str,
         key: &str,
         token: &str,
-        answer: &crate::store::StoredAnswer,
+        answer: &agent_adaptor_store::StoredAnswer,
     ) -> StoreResult<bool> {
         self.inner.complete_idempotency(tenant, key, token, answer).await
     }
@@ -331,21 +334,21 @@ impl ThreadStore for Faulty {
         self.inner.delete_declaration(tenant, agent, key).await
     }
 
-    fn webhooks(&self) -> Option<Arc<dyn crate::store::WebhookStore>> {
+    fn webhooks(&self) -> Option<Arc<dyn agent_adaptor_store::WebhookStore>> {
         self.inner.webhooks()
     }
 }
 
 /// A made-up "resolved" approval for the double-resolve fault.
 fn fake(tenant: &str, request_id: &str, decision: Value) -> Approval {
-    let now = crate::store::now();
+    let now = agent_adaptor_store::now();
     Approval {
         tenant: tenant.to_owned(),
         run_id: String::new(),
         request_id: request_id.to_owned(),
         kind: String::new(),
         payload: Value::Null,
-        state: crate::store::ApprovalState::Resolved,
+        state: agent_adaptor_store::ApprovalState::Resolved,
         decision: Some(decision),
         created_at: now,
         deadline: now,

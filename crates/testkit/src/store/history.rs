@@ -3,7 +3,7 @@
 use chrono::TimeDelta;
 
 use super::{AGENT, Kit, ensure, ok};
-use crate::store::{CONTINUITY_BUDGET, ContinuityEntry, ContinuityKind, micros, now};
+use agent_adaptor_store::{CONTINUITY_BUDGET, ContinuityEntry, ContinuityKind, micros, now};
 
 /// STORE-09: receipts deduplicate and are scoped to tenant and thread.
 pub(super) async fn receipts_dedup(kit: &Kit) {

@@ -7,7 +7,7 @@ use std::time::Duration;
 use chrono::TimeDelta;
 
 use super::{Kit, ensure, ok};
-use crate::store::{ClaimOutcome, IdempotencyClaim, StoredAnswer, now};
+use agent_adaptor_store::{ClaimOutcome, IdempotencyClaim, StoredAnswer, now};
 
 const LAPSE: Duration = Duration::from_secs(120);
 const KEEP: Duration = Duration::from_secs(24 * 3600);

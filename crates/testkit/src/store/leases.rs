@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use super::{AGENT, Kit, ensure, err, ok, record};
-use crate::store::{FinalizeRequest, Lease, Query, StoreError};
+use agent_adaptor_store::{FinalizeRequest, Lease, Query, StoreError};
 
 /// A TTL long enough never to lapse during the story.
 const LONG: Duration = Duration::from_secs(60);
@@ -186,7 +186,7 @@ pub(super) async fn expiry(kit: &Kit) {
 }
 
 /// A finalize request that saves `record` under `leases`, archiving and rebinding.
-pub(super) fn finalize_request(record: crate::store::Record, leases: Vec<Lease>) -> FinalizeRequest {
+pub(super) fn finalize_request(record: agent_adaptor_store::Record, leases: Vec<Lease>) -> FinalizeRequest {
     FinalizeRequest {
         record,
         previous_id: None,

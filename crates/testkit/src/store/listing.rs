@@ -6,7 +6,7 @@ use chrono::TimeDelta;
 
 use super::service::run;
 use super::{Kit, ensure, ok};
-use crate::store::{RunRecord, RunSearch, RunState, micros, now};
+use agent_adaptor_store::{RunRecord, RunSearch, RunState, micros, now};
 
 /// STORE-23: `search_runs` filters, orders newest first and pages by position.
 pub(super) async fn listing(kit: &Kit) {
@@ -99,7 +99,7 @@ pub(super) async fn listing(kit: &Kit) {
     );
 
     let q = RunSearch {
-        limit: crate::store::MAX_PAGE,
+        limit: agent_adaptor_store::MAX_PAGE,
         ..search(None)
     };
     let everyone = ok(C, "search every tenant", store.search_runs(&q).await);

@@ -7,7 +7,7 @@ use std::time::Duration;
 use chrono::TimeDelta;
 
 use super::{AGENT, Kit, ensure, err, event, ok};
-use crate::store::{EventRecord, NewEvent, RetentionPolicy, StoreError, micros, now};
+use agent_adaptor_store::{EventRecord, NewEvent, RetentionPolicy, StoreError, micros, now};
 
 fn conflict(e: &StoreError) -> bool {
     matches!(e, StoreError::Conflict { .. })

@@ -6,7 +6,7 @@ use serde_json::json;
 
 use super::service::{approval, run};
 use super::{AGENT, Kit, ensure, err, ok};
-use crate::store::{Declaration, NewEvent, RunState, StoreError, micros, now};
+use agent_adaptor_store::{Declaration, NewEvent, RunState, StoreError, micros, now};
 
 /// STORE-21: NUL in every JSON payload round-trips; NUL in an identifier is `Invalid`.
 pub(super) async fn nul(kit: &Kit) {

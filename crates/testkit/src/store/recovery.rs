@@ -8,7 +8,7 @@ use serde_json::json;
 
 use super::service::{approval, run};
 use super::{Kit, ensure, err, ok};
-use crate::store::{ApprovalState, RunState, StoreError, replica_lease_target};
+use agent_adaptor_store::{ApprovalState, RunState, StoreError, replica_lease_target};
 
 /// STORE-20: a dead owner's unfinished runs are listed (never finished ones, never the asker's own
 /// unless it is starting; on Postgres never those of an owner with a live replica lease); a broken

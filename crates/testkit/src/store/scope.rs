@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::leases::finalize_request;
 use super::{Kit, ensure, err, event, ok, record};
-use crate::store::{
+use agent_adaptor_store::{
     ContinuityEntry, ContinuityKind, FinalizeRequest, NewEvent, Page, Query, StoreError, now,
     thread_lease_target,
 };
@@ -78,7 +78,7 @@ pub(super) async fn agent_scope(kit: &Kit) {
         || format!("agent a lists {listed:?}"),
     );
     // A record id cannot move to another agent's thread.
-    let moved = crate::store::Record {
+    let moved = agent_adaptor_store::Record {
         host_agent: b.to_owned(),
         ..ra.clone()
     };

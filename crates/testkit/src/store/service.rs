@@ -6,7 +6,7 @@ use chrono::TimeDelta;
 use serde_json::json;
 
 use super::{Kit, ensure, err, ok};
-use crate::store::{
+use agent_adaptor_store::{
     Approval, ApprovalState, Declaration, Page, RunRecord, RunState, StoreError, micros, now,
 };
 

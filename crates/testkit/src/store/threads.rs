@@ -6,7 +6,7 @@ use chrono::DateTime;
 
 use super::leases::finalize_request;
 use super::{AGENT, Kit, ensure, err, ok, record};
-use crate::store::{FinalizeRequest, Page, Query, Record, StoreError, ThreadStatus, micros};
+use agent_adaptor_store::{FinalizeRequest, Page, Query, Record, StoreError, ThreadStatus, micros};
 
 const LONG: Duration = Duration::from_secs(60);
 

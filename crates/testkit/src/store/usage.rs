@@ -5,7 +5,7 @@
 use chrono::TimeDelta;
 
 use super::{Kit, ensure, ok};
-use crate::store::{UsageFilter, UsageKey, UsageQuery, UsageRecord, now};
+use agent_adaptor_store::{UsageFilter, UsageKey, UsageQuery, UsageRecord, now};
 
 fn rec(run: &str, tenant: &str, agent: &str, thread: Option<&str>, tokens: u64, ago_s: i64) -> UsageRecord {
     let ended = now() - TimeDelta::seconds(ago_s);

@@ -4,8 +4,8 @@
 use chrono::TimeDelta;
 
 use super::{Kit, ensure, err, ok};
-use crate::store::webhooks::{Attempt, AttemptEnd, DeliveryState, NewDelivery, Webhook};
-use crate::store::{StoreError, now};
+use agent_adaptor_store::webhooks::{Attempt, AttemptEnd, DeliveryState, NewDelivery, Webhook};
+use agent_adaptor_store::{StoreError, now};
 
 /// STORE-25: the webhook tables.
 pub(super) async fn webhooks(kit: &Kit) {

@@ -5,8 +5,10 @@
 use serde_json::{Value, json};
 
 use super::*;
-use crate::acp::wire::parse_update;
-use crate::testkit::conformance::{verify_run_events, verify_stream_sequence, verify_transcript_mirror};
+use agent_adaptor_core::acp::wire::parse_update;
+use agent_adaptor_testkit::conformance::{
+    verify_run_events, verify_stream_sequence, verify_transcript_mirror,
+};
 
 fn feed(tr: &mut Translator, updates: &[Value]) -> Vec<DriverEvent> {
     updates

@@ -41,14 +41,14 @@ use super::env::SKILLS_LAYOUT;
 use super::translate::{self, Translator};
 use super::wire::InitializeInfo;
 use super::{DRIVER_TYPE, env};
-use crate::providers::stream_json::run as shared;
 use crate::skills::SkillOverlay;
+use crate::stream_json::run as shared;
 pub use persist::Pool;
 use proc::{Launch, Proc};
 use turn::{Turn, TurnEnd};
 
-pub use crate::providers::stream_json::run::PARAM_CONFIG_DIR;
-pub(super) use crate::providers::stream_json::run::settle_claims;
+pub use crate::stream_json::run::PARAM_CONFIG_DIR;
+pub(super) use crate::stream_json::run::settle_claims;
 
 /// Messages written to the CLI and not yet reported delivered, by client uuid.
 type Inflight = Vec<(String, &'static str, Vec<ClaimedMessage>)>;

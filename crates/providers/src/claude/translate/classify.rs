@@ -3,7 +3,7 @@
 //! error texts decide the code.
 
 use crate::driver::{Failure, FailureCode};
-use crate::providers::status::statuses_in;
+use crate::status::statuses_in;
 
 use super::super::wire::ResultFrame;
 

@@ -4,7 +4,7 @@ use super::*;
 use crate::driver::{FailureCode, Phase};
 
 fn fixture(name: &str) -> Vec<Frame> {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+    let path = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
         .join("tests/fixtures/claude")
         .join(format!("{name}.jsonl"));
     std::fs::read_to_string(&path)

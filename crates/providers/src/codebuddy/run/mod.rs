@@ -36,14 +36,14 @@ use super::argv::{self, Invocation, Transport};
 use super::config::CodeBuddyConfig;
 use super::translate::{self, Translator};
 use super::{DRIVER_TYPE, env};
-use crate::providers::stream_json::run as shared;
 use crate::skills::SkillOverlay;
+use crate::stream_json::run as shared;
 pub use persist::Pool;
 use proc::{Launch, Proc};
 use turn::{Stall, Turn, TurnEnd};
 
-pub use crate::providers::stream_json::run::PARAM_CONFIG_DIR;
-pub(super) use crate::providers::stream_json::run::settle_claims;
+pub use crate::stream_json::run::PARAM_CONFIG_DIR;
+pub(super) use crate::stream_json::run::settle_claims;
 
 /// Everything one invocation accumulates.
 struct Exec<'a> {

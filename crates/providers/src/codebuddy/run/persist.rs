@@ -30,7 +30,7 @@ use super::super::env;
 use super::super::wire::parse_line;
 use super::Exec;
 use super::proc::Proc;
-use crate::providers::stream_json::run as shared;
+use crate::stream_json::run as shared;
 
 /// The pool of a driver's kept processes.
 pub type Pool = ProcessPool<Held>;

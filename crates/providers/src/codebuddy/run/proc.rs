@@ -1,8 +1,8 @@
 //! One CodeBuddy process: the shared stream-json [`Proc`](stream_json::proc::Proc) over CodeBuddy's input
 //! frames, and which inherited variables reach it.
 
-use crate::providers::stream_json;
-use crate::providers::stream_json::proc::in_base_allowlist;
+use crate::stream_json;
+use crate::stream_json::proc::in_base_allowlist;
 
 use super::super::env;
 use super::super::wire::InputFrame;

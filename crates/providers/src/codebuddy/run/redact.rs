@@ -51,7 +51,7 @@ mod tests {
 
     #[test]
     fn the_recorded_initialize_answer_loses_its_key_and_nothing_else_changes() {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        let path = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
             .join("tests/fixtures/codebuddy/control_allow.jsonl");
         let raw = std::fs::read(path).unwrap();
         assert!(String::from_utf8_lossy(&raw).contains("dummy-key"));

@@ -5,11 +5,11 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use super::*;
+use crate::codebuddy::wire::parse_line;
 use crate::driver::{FailureCode, Phase, ToolCall, notice_kind};
-use crate::providers::codebuddy::wire::parse_line;
 
 fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
         .join("tests/fixtures/codebuddy")
         .join(name)
 }

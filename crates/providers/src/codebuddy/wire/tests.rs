@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use super::*;
 
 fn fixture_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/codebuddy")
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).join("tests/fixtures/codebuddy")
 }
 
 fn fixture_files(ext: &str) -> Vec<PathBuf> {

@@ -221,7 +221,7 @@ impl Exec<'_> {
             conn.initialized = true;
         }
         // This run's skills (or none: a kept process forgets the previous run's).
-        if let Some(req) = crate::providers::codex::skills::extra_roots(self.skill_root.as_deref(), reused) {
+        if let Some(req) = crate::codex::skills::extra_roots(self.skill_root.as_deref(), reused) {
             match self.call(conn, req, hs).await {
                 Ok(_) => {}
                 Err(e) if self.skill_root.is_some() => return self.call_failed("skills/extraRoots/set", e),

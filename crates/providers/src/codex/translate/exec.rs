@@ -369,13 +369,13 @@ fn todo_notice(item: &ExecItem) -> DriverEvent {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::codex::wire::exec::parse_exec_line;
     use crate::driver::{ToolCall, ToolResult};
-    use crate::providers::codex::wire::exec::parse_exec_line;
 
     fn fixture(name: &str) -> Vec<ExecEvent> {
         let path = format!(
             "{}/tests/fixtures/codex/exec/{name}.stdout.jsonl",
-            env!("CARGO_MANIFEST_DIR")
+            concat!(env!("CARGO_MANIFEST_DIR"), "/../..")
         );
         std::fs::read_to_string(path)
             .unwrap()

@@ -1,8 +1,8 @@
 //! The translator replayed over recorded app-server transcripts (`tests/fixtures/codex/app-server`).
 
 use super::*;
+use crate::codex::wire::{RpcMessage, parse_rpc_line};
 use crate::driver::{ToolCall, TranscriptKind};
-use crate::providers::codex::wire::{RpcMessage, parse_rpc_line};
 
 /// Replays a recorded stdout: answers reveal the thread and turn ids, notifications are translated.
 fn replay(stdout: &str) -> (Translator, Vec<DriverEvent>) {
@@ -28,7 +28,7 @@ fn replay(stdout: &str) -> (Translator, Vec<DriverEvent>) {
 fn fixture(name: &str) -> String {
     let path = format!(
         "{}/tests/fixtures/codex/app-server/{name}.stdout.jsonl",
-        env!("CARGO_MANIFEST_DIR")
+        concat!(env!("CARGO_MANIFEST_DIR"), "/../..")
     );
     std::fs::read_to_string(path).unwrap()
 }

@@ -114,7 +114,7 @@ pub fn parse_client_line(line: &str) -> Result<ClientFrame, WireError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::providers::codex::wire::client::{self, TurnInterruptParams};
+    use crate::codex::wire::client::{self, TurnInterruptParams};
 
     #[test]
     fn parses_and_reencodes_client_frames() {

@@ -22,7 +22,7 @@ use super::server_request::{
 };
 
 fn dir(kind: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
         .join("tests/fixtures/codex")
         .join(kind)
 }

@@ -7,7 +7,7 @@ use std::path::Path;
 use super::*;
 
 fn translate(name: &str) -> (Outcome, Vec<DriverEvent>) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+    let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
         .join("tests/fixtures/cursor")
         .join(name);
     let mut t = Translator::new();

@@ -182,7 +182,7 @@ fn mcp_and_task_variants_from_the_go_fixture_shape() {
 /// What each recorded fake-CLI fixture must validate as (see `tests/it/cursor_fake.rs`).
 #[test]
 fn recorded_fixtures_validate_as_their_scenario_says() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/cursor");
+    let dir = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).join("tests/fixtures/cursor");
     let read = |name: &str| std::fs::read_to_string(dir.join(format!("{name}.jsonl"))).unwrap();
     let report = |name: &str| validate_lines(read(name).lines().collect::<Vec<_>>());
     for ok in [

@@ -195,7 +195,7 @@ pub fn error_json(err: &ErrorReply, n: usize) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testkit::mock::anthropic::script::{Reply, ReplyBody};
+    use crate::mock::anthropic::script::{Reply, ReplyBody};
 
     fn message(reply: Reply) -> MessageReply {
         match reply.body {

@@ -158,7 +158,7 @@ fn split_even(s: &str, pieces: usize) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testkit::mock::chat::script::{FinishReason, StreamReply};
+    use crate::mock::chat::script::{FinishReason, StreamReply};
 
     #[test]
     fn text_reply_has_role_once_finish_usage_and_done() {

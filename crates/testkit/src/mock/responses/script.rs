@@ -119,7 +119,7 @@ impl Script {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testkit::mock::responses::reply::Element;
+    use crate::mock::responses::reply::Element;
 
     #[test]
     fn script_plays_queue_then_fallback() {

@@ -297,7 +297,7 @@ fn chunks(s: &str, size: usize) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testkit::mock::responses::reply::Usage;
+    use crate::mock::responses::reply::Usage;
 
     fn types(frames: &[Frame]) -> Vec<String> {
         frames

@@ -10,7 +10,7 @@ use super::*;
 mod tolerance;
 
 pub(super) fn fixture_path(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
         .join("tests/fixtures/claude")
         .join(name)
 }
