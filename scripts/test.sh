@@ -41,9 +41,9 @@ fi
 
 echo "== running the test suite" >&2
 status=0
-cargo nextest run --no-fail-fast "$@" || status=$?
+cargo nextest run --workspace --no-fail-fast "$@" || status=$?
 echo "== running doc tests" >&2
-cargo test --doc
+cargo test --workspace --doc
 echo "== running the API fuzz tier, short (schemathesis, dev mode + SQLite; full matrix: scripts/api-fuzz.sh)" >&2
 scripts/api-fuzz.sh --ci || status=$?
 echo "== running acplint against agent-adaptor acp (scripts/acplint.sh: known failures in tests/acplint)" >&2

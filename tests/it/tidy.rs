@@ -1,5 +1,6 @@
 //! Tidy checks: the layering of ARCHITECTURE.md ("Invariants") and the documentation rules, enforced by grepping
-//! the sources. A failure names the file and the rule it breaks.
+//! the sources, and the crate graph of the workspace (`docs/workspace.md`), enforced by reading the manifests.
+//! A failure names the file and the rule it breaks.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -29,7 +30,7 @@ fn code_lines(src: &str) -> impl Iterator<Item = &str> {
 /// (layer directory, forbidden path prefixes, why)
 const RULES: &[(&str, &[&str], &str)] = &[
     (
-        "src/runtime",
+        "crates/core/src/runtime",
         &[
             "axum",
             "sqlx",
@@ -41,11 +42,17 @@ const RULES: &[(&str, &[&str], &str)] = &[
             "crate::server",
             "crate::testkit",
             "reqwest",
+            "agent_adaptor_providers",
+            "agent_adaptor_server",
+            "agent_adaptor_testkit",
+            "agent_adaptor_store::memory",
+            "agent_adaptor_store::sqlite",
+            "agent_adaptor_store::postgres",
         ],
         "runtime must not import a web framework, a database or a concrete driver/store (the ThreadStore trait is fine)",
     ),
     (
-        "src/driver",
+        "crates/core/src/driver",
         &[
             "axum",
             "sqlx",
@@ -54,11 +61,12 @@ const RULES: &[(&str, &[&str], &str)] = &[
             "crate::server",
             "crate::store",
             "crate::providers",
+            "agent_adaptor_store",
         ],
         "the driver SPI knows nothing about HTTP, stores, the runtime or concrete providers",
     ),
     (
-        "src/store",
+        "crates/store/src",
         &[
             "axum",
             "utoipa",
@@ -69,17 +77,26 @@ const RULES: &[(&str, &[&str], &str)] = &[
         "stores stay below the runtime",
     ),
     (
-        "src/providers",
-        &["axum", "sqlx", "utoipa", "crate::server", "crate::store"],
+        "crates/providers/src",
+        &[
+            "axum",
+            "sqlx",
+            "utoipa",
+            "crate::server",
+            "crate::store",
+            "agent_adaptor_store",
+            "agent_adaptor_core::store",
+            "agent_adaptor_server",
+        ],
         "providers know nothing about HTTP or stores",
     ),
     (
-        "src/vocab",
+        "crates/core/src/vocab",
         &["axum", "sqlx", "crate::runtime", "crate::server"],
         "the vocabulary is plain data",
     ),
     (
-        "src/agui",
+        "crates/core/src/agui",
         &[
             "axum",
             "sqlx",
@@ -87,16 +104,17 @@ const RULES: &[(&str, &[&str], &str)] = &[
             "crate::server",
             "crate::store",
             "crate::providers",
+            "agent_adaptor_store",
         ],
         "the AG-UI protocol is HTTP-free and store-free: it translates runtime events",
     ),
     (
-        "src/recorder",
+        "crates/core/src/recorder",
         &["axum", "utoipa", "crate::server", "crate::providers"],
         "the recorder sits between the runtime and the stores, below every output",
     ),
     (
-        "src/skills",
+        "crates/core/src/skills",
         &[
             "axum",
             "sqlx",
@@ -109,7 +127,7 @@ const RULES: &[(&str, &[&str], &str)] = &[
         "resources are plain building blocks the runtime uses",
     ),
     (
-        "src/profile",
+        "crates/core/src/profile",
         &[
             "axum",
             "sqlx",
@@ -122,7 +140,7 @@ const RULES: &[(&str, &[&str], &str)] = &[
         "resources are plain building blocks the runtime uses",
     ),
     (
-        "src/workspace",
+        "crates/core/src/workspace",
         &[
             "axum",
             "sqlx",
@@ -135,7 +153,7 @@ const RULES: &[(&str, &[&str], &str)] = &[
         "resources are plain building blocks the runtime uses",
     ),
     (
-        "src/tools",
+        "crates/core/src/tools",
         &[
             "sqlx",
             "utoipa",
@@ -151,12 +169,14 @@ const RULES: &[(&str, &[&str], &str)] = &[
 /// The providers whose wire types are their own: no other provider (nor the shared `stream_json`) imports them.
 const PROVIDERS: &[&str] = &["claude", "codex", "codebuddy", "cursor", "stream_json"];
 
-/// `(file, line)` pairs of `src/providers/<p>/` that name another provider's `wire` module.
+/// The lines of a file of `crates/providers/src/<p>/` that name another provider's `wire` module (as
+/// `crate::<other>::wire`, `super::<other>::wire` or `providers::<other>::wire`).
 fn cross_wire_imports(provider: &str, src: &str) -> Vec<String> {
     let mut out = Vec::new();
     for line in code_lines(src) {
         for other in PROVIDERS.iter().filter(|o| **o != provider) {
-            if line.contains(&format!("providers::{other}::wire")) {
+            let needle = format!("::{other}::wire");
+            if line.contains(&needle) || line.contains(&format!("use {other}::wire")) {
                 out.push(line.trim().to_owned());
             }
         }
@@ -169,7 +189,7 @@ fn no_provider_imports_another_providers_wire() {
     let mut violations = Vec::new();
     for p in PROVIDERS {
         let mut files = Vec::new();
-        rust_files(&root().join("src/providers").join(p), &mut files);
+        rust_files(&root().join("crates/providers/src").join(p), &mut files);
         for f in files {
             for line in cross_wire_imports(p, &fs::read_to_string(&f).unwrap()) {
                 violations.push(format!("{}: `{line}`", f.strip_prefix(root()).unwrap().display()));
@@ -185,9 +205,12 @@ fn no_provider_imports_another_providers_wire() {
     assert_eq!(
         cross_wire_imports(
             "codebuddy",
-            "use crate::providers::claude::wire::Frame;\nuse crate::providers::codebuddy::wire::X;"
+            "use crate::claude::wire::Frame;\nuse crate::codebuddy::wire::X;\nuse super::super::cursor::wire::Y;"
         ),
-        vec!["use crate::providers::claude::wire::Frame;".to_owned()]
+        vec![
+            "use crate::claude::wire::Frame;".to_owned(),
+            "use super::super::cursor::wire::Y;".to_owned()
+        ]
     );
 }
 
@@ -224,16 +247,18 @@ fn layering_holds() {
 
 #[test]
 fn nothing_imports_the_server() {
+    // Only the facade (`src/`: the binary and its re-exports) may use the server crate.
     let mut files = Vec::new();
-    rust_files(&root().join("src"), &mut files);
+    for c in ["store", "core", "providers", "testkit"] {
+        rust_files(&root().join("crates").join(c).join("src"), &mut files);
+    }
+    assert!(files.len() > 100, "walked {} files", files.len());
     let offenders: Vec<_> = files
         .iter()
         .filter(|f| {
-            !f.starts_with(root().join("src/server"))
-                && !f.ends_with("main.rs")
-                && !f.starts_with(root().join("src/cli"))
+            code_lines(&fs::read_to_string(f).unwrap())
+                .any(|l| l.contains("crate::server") || l.contains("agent_adaptor_server"))
         })
-        .filter(|f| code_lines(&fs::read_to_string(f).unwrap()).any(|l| l.contains("crate::server")))
         .collect();
     assert!(
         offenders.is_empty(),
@@ -241,10 +266,75 @@ fn nothing_imports_the_server() {
     );
 }
 
+/// The workspace's crates and the sibling crates each may depend on (`[dependencies]`, optional ones
+/// included): the layering, enforced by the compiler once the manifests say so (`docs/workspace.md`).
+const CRATE_EDGES: &[(&str, &[&str])] = &[
+    ("store", &[]),
+    ("core", &["store"]),
+    ("providers", &["core"]),
+    ("testkit", &["core", "store", "providers"]),
+    ("server", &["core", "store", "providers", "testkit"]),
+];
+
+/// The `agent-adaptor-*` crates a manifest's `[dependencies]` section names, and whether it turns on a
+/// feature of `agent-adaptor-store` (the SQL backends).
+fn sibling_dependencies(manifest: &str) -> (Vec<String>, bool) {
+    let mut deps = Vec::new();
+    let mut store_features = false;
+    let mut in_deps = false;
+    for line in manifest.lines().map(str::trim) {
+        if line.starts_with('[') {
+            in_deps = line == "[dependencies]";
+            continue;
+        }
+        if !in_deps {
+            continue;
+        }
+        let name = line.split(['=', '.', ' ']).next().unwrap_or("");
+        if let Some(sibling) = name.strip_prefix("agent-adaptor-") {
+            deps.push(sibling.to_owned());
+            store_features |= sibling == "store" && line.contains("features");
+        }
+    }
+    (deps, store_features)
+}
+
+#[test]
+fn the_crate_graph_follows_the_layers() {
+    let mut violations = Vec::new();
+    for (krate, allowed) in CRATE_EDGES {
+        let path = format!("crates/{krate}/Cargo.toml");
+        let manifest = fs::read_to_string(root().join(&path)).unwrap();
+        let (deps, store_features) = sibling_dependencies(&manifest);
+        for d in deps.iter().filter(|d| !allowed.contains(&d.as_str())) {
+            violations.push(format!("{path}: depends on agent-adaptor-{d}"));
+        }
+        if *krate == "core" && store_features {
+            violations.push(format!(
+                "{path}: core takes the store without its SQL backends (no sqlx for a library user)"
+            ));
+        }
+    }
+    assert!(
+        violations.is_empty(),
+        "crate graph violations:\n{}",
+        violations.join("\n")
+    );
+    // Negative control: an upward edge and core turning on the SQL backends are seen.
+    let bad = "[package]\nname = \"x\"\n[dependencies]\nagent-adaptor-server.workspace = true\n\
+               agent-adaptor-store = { workspace = true, features = [\"sqlite\"] }\n[dev-dependencies]\n\
+               agent-adaptor-testkit.workspace = true\n";
+    assert_eq!(
+        sibling_dependencies(bad),
+        (vec!["server".to_owned(), "store".to_owned()], true)
+    );
+}
+
 #[test]
 fn every_module_has_a_doc_comment() {
     let mut files = Vec::new();
     rust_files(&root().join("src"), &mut files);
+    rust_files(&root().join("crates"), &mut files);
     rust_files(&root().join("tests"), &mut files);
     let missing: Vec<_> = files
         .iter()
@@ -301,11 +391,12 @@ fn macro_first_args<'a>(src: &'a str, name: &str) -> Vec<&'a str> {
 }
 
 impl TestIndex {
-    /// Indexes every `.rs` file under `tests/` and `src/`, keyed by its path from the crate root.
+    /// Indexes every `.rs` file under `tests/`, `src/` and `crates/`, keyed by its path from the repository root.
     fn build() -> TestIndex {
         let mut files = Vec::new();
         rust_files(&root().join("tests"), &mut files);
         rust_files(&root().join("src"), &mut files);
+        rust_files(&root().join("crates"), &mut files);
         let sources: Vec<(String, String)> = files
             .iter()
             .map(|f| {

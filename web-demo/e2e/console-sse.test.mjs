@@ -1,4 +1,4 @@
-// The console's fetch-based SSE client (src/server/console/sse.js), in Node against a small SSE server
+// The console's fetch-based SSE client (crates/server/src/console/sse.js), in Node against a small SSE server
 // on 127.0.0.1 that drops the first connection mid-stream: the client reconnects with `Last-Event-ID`
 // set to the last id it saw, sends the API key on both requests, delivers every event once and in
 // order, and stops after `done`. Also the parser on CRLF framing, multi-line data and comments.
@@ -10,7 +10,7 @@ import { describe, it } from "node:test";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const consoleDir = path.join(here, "..", "..", "src", "server", "console");
+const consoleDir = path.join(here, "..", "..", "crates", "server", "src", "console");
 
 // The browser's sessionStorage, for api.js (the key the page would have stored).
 const store = new Map([["agent-adaptor.console.api-key", "sse-test-key-0123456789"]]);

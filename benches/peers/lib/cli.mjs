@@ -8,7 +8,7 @@ import { randomUUID } from "node:crypto";
 
 import { reapedChildrenCpuSeconds, treeCpuSeconds } from "./procfs.mjs";
 
-/** The driver's one-shot flags (auto-approved policy): `-p … -- <prompt>` (src/providers/claude/argv.rs). */
+/** The driver's one-shot flags (auto-approved policy): `-p … -- <prompt>` (crates/providers/src/claude/argv.rs). */
 export function oneShotArgs(prompt) {
   return [
     "-p", "--output-format", "stream-json", "--verbose", "--include-partial-messages",

@@ -1,4 +1,5 @@
-//! Invariant check: only `src/driver/process/` may start processes.
+//! Invariant check: only `crates/core/src/driver/process/` may start processes (the workspace's crates and the
+//! facade's `src/` are walked).
 
 use std::path::{Path, PathBuf};
 
@@ -16,9 +17,10 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 #[test]
 fn only_driver_process_spawns_processes() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let allowed = root.join("src/driver/process");
+    let allowed = root.join("crates/core/src/driver/process");
     let mut files = Vec::new();
     rust_files(&root.join("src"), &mut files);
+    rust_files(&root.join("crates"), &mut files);
     assert!(files.len() > 5, "walked {} files", files.len());
     let offenders: Vec<String> = files
         .iter()
@@ -39,6 +41,6 @@ fn only_driver_process_spawns_processes() {
         .collect();
     assert!(
         offenders.is_empty(),
-        "only src/driver/process may spawn processes (use driver::process::spawn): {offenders:?}"
+        "only crates/core/src/driver/process may spawn processes (use driver::process::spawn): {offenders:?}"
     );
 }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::error::{ToolDefinitionError, ToolError, reject};
 
@@ -181,7 +181,8 @@ impl Tool {
     }
 
     /// The input schema as a JSON object (for the MCP listing).
-    pub(crate) fn input_object(&self) -> Map<String, Value> {
+    #[cfg(feature = "tools")]
+    pub(crate) fn input_object(&self) -> serde_json::Map<String, Value> {
         self.input_schema.as_object().cloned().unwrap_or_default()
     }
 

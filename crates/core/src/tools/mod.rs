@@ -8,10 +8,15 @@
 //! * [`reject`] is the only failure the model sees verbatim; any other error or a panic is sanitized.
 //! * [`HostedTools`] is the MCP server (rmcp, streamable HTTP on `127.0.0.1:0`): a random bearer token
 //!   handed to the CLI through a random environment variable name, Host and Origin checks, shut down by
-//!   `Agent::close`.
+//!   `Agent::close`. It needs the `tools` feature (default; axum and rmcp): without it the same API
+//!   exists, but binding refuses, so an Agent given tools refuses its launches.
 
 mod define;
 mod error;
+#[cfg(feature = "tools")]
+mod server;
+#[cfg(not(feature = "tools"))]
+#[path = "unhosted.rs"]
 mod server;
 
 pub use define::{Tool, ToolHints, define, fingerprint};
