@@ -64,6 +64,7 @@ pub async fn acp(args: AcpArgs) -> ExitCode {
     };
     let config = agent_adaptor::acp::Config {
         policy: policy(&args),
+        ..Default::default()
     };
     match agent_adaptor::acp::serve(agent, config, tokio::io::stdin(), tokio::io::stdout()).await {
         Ok(()) => ExitCode::SUCCESS,
