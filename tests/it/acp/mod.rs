@@ -2,6 +2,7 @@
 //! initialize, new, prompt with streamed chunks, permission answered allow and reject, cancel,
 //! malformed frames, and `session/load` of a session in a new process (SQLite store).
 
+mod remote;
 mod sessions;
 
 use std::process::Stdio;

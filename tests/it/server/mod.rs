@@ -47,7 +47,7 @@ mod security;
 mod services;
 mod standby;
 mod standby_log;
-mod tenancy;
+pub(crate) mod tenancy;
 mod threads;
 mod usage;
 mod webhooks;
