@@ -237,6 +237,11 @@ fn dispatch(
                 }
             }
         }
+        "session/close" => answer(
+            parse::<CancelParams>(params)
+                .and_then(|p| sessions.close(&p.session_id))
+                .map(|()| serde_json::json!({})),
+        ),
         "session/list" => {
             let params = if params.is_null() {
                 serde_json::json!({})
@@ -275,7 +280,7 @@ fn dispatch(
 }
 
 /// The `initialize` answer: version 1, `loadSession` (implemented over the store's log), the
-/// session methods `list` and `resume` (and `fork` when the agent's driver forks), text and
+/// session methods `list`, `resume` and `close` (and `fork` when the agent's driver forks), text and
 /// embedded text resources in prompts, and the MCP transports the agent's driver declares.
 pub fn initialize(agent: &Agent, _requested: u16) -> InitializeResponse {
     let mcp = &agent.descriptor().mcp;
@@ -296,7 +301,7 @@ pub fn initialize(agent: &Agent, _requested: u16) -> InitializeResponse {
                 list: Some(serde_json::json!({})),
                 resume: Some(serde_json::json!({})),
                 fork: agent.descriptor().sessions.fork.then(|| serde_json::json!({})),
-                close: None,
+                close: Some(serde_json::json!({})),
             },
         },
         auth_methods: Vec::new(),

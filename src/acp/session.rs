@@ -355,6 +355,23 @@ impl Sessions {
         }
     }
 
+    /// `session/close`: cancels the session's running prompt (its turn ends `cancelled`) and forgets
+    /// the session in this connection; its thread and history stay in the store (it can be loaded or
+    /// resumed again). A session not open here is not found.
+    pub fn close(&self, session_id: &str) -> Result<(), RpcError> {
+        let session = self
+            .open
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(session_id)
+            .ok_or_else(|| not_found(session_id))?;
+        if let Some(active) = session.active.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
+            active.cancelled = true;
+            active.stream.cancel();
+        }
+        Ok(())
+    }
+
     /// Cancels every running prompt (the client went away).
     pub fn cancel_all(&self) {
         let open: Vec<_> = self

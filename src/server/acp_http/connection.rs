@@ -27,7 +27,11 @@ const MAX_PENDING: usize = 1024;
 #[derive(Debug)]
 enum Route {
     Connection,
-    Session(String),
+    /// A session's stream; `closes` for `session/close`, whose response is the stream's last message.
+    Session {
+        id: String,
+        closes: bool,
+    },
     /// The `initialize` response, answered in the POST's body.
     Initialize(oneshot::Sender<String>),
 }
@@ -148,7 +152,17 @@ impl Connection {
                 Some(Route::Initialize(tx)) => {
                     let _ = tx.send(line);
                 }
-                Some(Route::Session(s)) => self.session(&s).push(Arc::from(line)),
+                Some(Route::Session { id, closes }) => {
+                    let outbox = self.session(&id);
+                    outbox.push(Arc::from(line));
+                    if closes {
+                        outbox.close();
+                        self.sessions
+                            .lock()
+                            .unwrap_or_else(|p| p.into_inner())
+                            .remove(&id);
+                    }
+                }
                 Some(Route::Connection) | None => self.own.push(Arc::from(line)),
             }
             return;
@@ -229,7 +243,10 @@ impl Connection {
             let route = match session_of(message) {
                 Some(s) => {
                     self.open_session(s)?;
-                    Route::Session(s.to_owned())
+                    Route::Session {
+                        id: s.to_owned(),
+                        closes: message.get("method").and_then(Value::as_str) == Some("session/close"),
+                    }
                 }
                 None => Route::Connection,
             };

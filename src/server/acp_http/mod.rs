@@ -12,6 +12,7 @@
 //!   reconnects with `Last-Event-ID` gets what it missed (each stream keeps its last
 //!   [`outbox::MAX_MESSAGES`]) — the part ACP v1 leaves out.
 //! - `DELETE` with `Acp-Connection-Id` ends the connection (its running prompts are cancelled).
+//!   `session/close` ends one session's stream after its response (the session's slot is free again).
 //!
 //! A connection belongs to the tenant that opened it (another tenant's requests get 404), runs its
 //! sessions under that tenant, counts each prompt against the tenant's run limits and the replica's

@@ -484,3 +484,41 @@ async fn delete_and_idleness_end_a_connection_and_free_its_sessions() {
     );
     server.shutdown().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn session_close_ends_the_sessions_stream_after_its_answer() {
+    let server = start_with(ServerConfig::for_tests()).await;
+    let endpoint = format!("{}/v1/agents/reference/acp", server.url());
+    let dir = tempfile::tempdir().unwrap();
+    let (acp, init) = Acp::open(&endpoint, None).await;
+    assert_eq!(
+        init["result"]["agentCapabilities"]["sessionCapabilities"]["close"],
+        json!({})
+    );
+    let mut own = acp.tap(None, None).await;
+    let session = acp.new_session(&mut own, 1, dir.path().to_str().unwrap()).await;
+    let mut events = acp.tap(Some(&session), None).await;
+    acp.post(prompt(2, "hello"), Some(&session)).await;
+    assert_eq!(events.response(2).await["result"]["stopReason"], "end_turn");
+    acp.post(
+        json!({"jsonrpc": "2.0", "id": 3, "method": "session/close", "params": {}}),
+        Some(&session),
+    )
+    .await;
+    assert_eq!(events.response(3).await["result"], json!({}));
+    assert!(
+        events.next().await.is_none(),
+        "the closed session's stream ends after the answer"
+    );
+    // The session can be attached again: a fresh stream, numbered from 1.
+    let mut again = acp.tap(Some(&session), None).await;
+    acp.post(
+        json!({"jsonrpc": "2.0", "id": 4, "method": "session/resume", "params": {"cwd": dir.path()}}),
+        Some(&session),
+    )
+    .await;
+    let resumed = again.next().await.expect("the resume answer");
+    assert_eq!(resumed.seq(), 1);
+    assert_eq!(resumed.json()["id"], 4);
+    server.shutdown().await.unwrap();
+}
