@@ -323,3 +323,35 @@ async fn close_cancels_the_running_prompt_and_forgets_the_session_until_it_is_lo
     );
     c.ask(&session, "after the close").await;
 }
+
+#[tokio::test]
+async fn a_driver_that_cannot_fork_declares_no_fork_and_refuses_it() {
+    // The Cursor driver (over the fake Cursor CLI) keeps no forkable sessions.
+    let fake = env!("CARGO_BIN_EXE_fake-cursor-agent");
+    let mut c = Client::spawn_agent("cursor", &[], &[("AGENT_ADAPTOR_CURSOR_BIN", fake)]);
+    let init = c.initialize().await;
+    assert_eq!(
+        init["agentCapabilities"]["sessionCapabilities"],
+        json!({"list": {}, "resume": {}, "close": {}}),
+        "no fork capability"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let session = c.open(dir.path()).await;
+    let frames = c
+        .call(
+            5,
+            "session/fork",
+            json!({"sessionId": session, "cwd": dir.path()}),
+        )
+        .await;
+    assert_eq!(error_code(&frames), -32601, "{frames:?}");
+    assert!(
+        c.call(6, "session/list", json!({}))
+            .await
+            .last()
+            .unwrap()
+            .get("result")
+            .is_some(),
+        "the connection goes on"
+    );
+}
