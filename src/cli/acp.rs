@@ -1,5 +1,6 @@
 //! `agent-adaptor acp --agent NAME`: an ACP agent on stdio (the editor launches it) backed by the
-//! local library. Logs go to stderr; stdout carries protocol frames only.
+//! local library, or with `--url` by a running service ([`super::acp_remote`]). Logs go to stderr;
+//! stdout carries protocol frames only.
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -29,6 +30,14 @@ pub struct AcpArgs {
     /// ends with stopReason `refusal`).
     #[arg(long, default_value = "continue", value_parser = ["continue", "abort"])]
     on_reject: String,
+    /// A running service to back the sessions (`http://host:port`): frames go to its
+    /// `/v1/agents/{agent}/acp`, sessions live in its store under the key's tenant, and the service's
+    /// approval policy applies (`--config`, `--store` and the approval flags are then unused).
+    #[arg(long)]
+    url: Option<String>,
+    /// The service's API key (with `--url`), sent as a bearer token.
+    #[arg(long, env = "AGENT_ADAPTOR_API_KEY", hide_env_values = true)]
+    api_key: Option<String>,
 }
 
 fn policy(args: &AcpArgs) -> Policy {
@@ -55,6 +64,20 @@ pub async fn acp(args: AcpArgs) -> ExitCode {
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
         )
         .try_init();
+    if let Some(url) = args.url.clone() {
+        let remote = super::acp_remote::Remote {
+            url,
+            agent: args.agent.clone(),
+            api_key: args.api_key.clone(),
+        };
+        return match super::acp_remote::bridge(remote, tokio::io::stdin(), tokio::io::stdout()).await {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("agent-adaptor: acp --url: {e}");
+                ExitCode::from(2)
+            }
+        };
+    }
     let agent = match build(&args).await {
         Ok(a) => a,
         Err(e) => {
@@ -64,6 +87,7 @@ pub async fn acp(args: AcpArgs) -> ExitCode {
     };
     let config = agent_adaptor::acp::Config {
         policy: policy(&args),
+        ..Default::default()
     };
     match agent_adaptor::acp::serve(agent, config, tokio::io::stdin(), tokio::io::stdout()).await {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,6 +1,7 @@
 //! Command-line parsing and dispatch.
 
 mod acp;
+mod acp_remote;
 mod agents;
 mod health;
 mod run;

@@ -325,7 +325,7 @@ pub async fn serve(args: ServeArgs) -> ExitCode {
     note(
         json,
         &format!(
-            "AG-UI at {url}/v1/agents/<agent>/agui, REST at {url}/v1, health at {url}/healthz",
+            "AG-UI at {url}/v1/agents/<agent>/agui, ACP at {url}/v1/agents/<agent>/acp, REST at {url}/v1, health at {url}/healthz",
             url = server.url()
         ),
     );

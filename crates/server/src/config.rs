@@ -150,6 +150,9 @@ pub struct ServerConfig {
     pub cors_origins: Vec<String>,
     /// The SSE keep-alive comment interval.
     pub keep_alive: Duration,
+    /// How long an ACP-over-HTTP connection lives with no stream receiver and no request (`None`:
+    /// [`super::acp_http::IDLE`]).
+    pub acp_idle: Option<Duration>,
     /// How long graceful shutdown waits for runs to finish after cancelling them.
     pub shutdown_grace: Duration,
     /// How long an unanswered approval request waits.
@@ -207,6 +210,7 @@ impl Default for ServerConfig {
             discover_clis: true,
             cors_origins: Vec::new(),
             keep_alive: Duration::from_secs(15),
+            acp_idle: None,
             shutdown_grace: Duration::from_secs(10),
             approval_timeout: Duration::from_secs(300),
             body_limit: 1024 * 1024,

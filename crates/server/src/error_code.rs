@@ -63,6 +63,8 @@ error_codes! {
     NotFound = ("not_found", NOT_FOUND),
     /// The route exists, not with this method.
     MethodNotAllowed = ("method_not_allowed", METHOD_NOT_ALLOWED),
+    /// A stream was asked for without `Accept: text/event-stream`.
+    NotAcceptable = ("not_acceptable", NOT_ACCEPTABLE),
     /// The body did not arrive within the body read timeout.
     BodyTimeout = ("body_timeout", REQUEST_TIMEOUT),
     /// A run or a Standby is active on the thread.
@@ -77,6 +79,9 @@ error_codes! {
     RunCancelled = ("run_cancelled", CONFLICT),
     /// The approval was already answered.
     ApprovalResolved = ("approval_resolved", CONFLICT),
+    /// An ACP stream (`GET /v1/acp`) has a receiver already, or no longer holds the messages after
+    /// `Last-Event-ID` (the client reattaches the session with `session/load`).
+    AcpStreamConflict = ("acp_stream_conflict", CONFLICT),
     /// The approval's deadline passed.
     ApprovalExpired = ("approval_expired", GONE),
     /// The approval can no longer be answered (its run ended).
@@ -111,6 +116,9 @@ error_codes! {
     TooManyRuns = ("too_many_runs", TOO_MANY_REQUESTS),
     /// The tenant's `max_standbys` is reached (`Retry-After`).
     TooManyStandbys = ("too_many_standbys", TOO_MANY_REQUESTS),
+    /// An ACP bound was reached: connections of the tenant, sessions of a connection, or requests
+    /// waiting on one (`Retry-After`).
+    AcpLimit = ("acp_limit", TOO_MANY_REQUESTS),
     /// The request's header fields are too large or too many (answered by the listener).
     HeadersTooLarge = ("headers_too_large", REQUEST_HEADER_FIELDS_TOO_LARGE),
     /// The service failed; the message names an error id to find the cause in its log.

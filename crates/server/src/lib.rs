@@ -46,6 +46,7 @@
 //! for them within the grace period, close the agents (reaping their children).
 
 pub mod acp;
+pub mod acp_http;
 pub mod agents;
 mod agui;
 pub mod auth;
@@ -207,6 +208,8 @@ pub struct AppState {
     pub connections: Arc<ConnectionTable>,
     /// The webhooks: subscriptions, the outbox, the delivery worker's wake-up and counters.
     pub webhooks: Arc<webhooks::Webhooks>,
+    /// The open ACP-over-HTTP connections.
+    pub acp: Arc<acp_http::AcpConnections>,
 }
 
 impl std::fmt::Debug for AppState {
@@ -257,7 +260,7 @@ pub struct RunningServer {
 
 /// The request headers a browser client may send cross-origin: JSON bodies, both API-key forms, SSE
 /// resumption, trace context and a client's own request id.
-pub const CORS_ALLOW_HEADERS: [&str; 8] = [
+pub const CORS_ALLOW_HEADERS: [&str; 10] = [
     "content-type",
     "idempotency-key",
     "x-request-id",
@@ -266,6 +269,8 @@ pub const CORS_ALLOW_HEADERS: [&str; 8] = [
     "last-event-id",
     "accept",
     "traceparent",
+    acp_http::CONNECTION_HEADER,
+    acp_http::SESSION_HEADER,
 ];
 
 fn cors(origins: &[String]) -> Option<CorsLayer> {
@@ -289,6 +294,8 @@ fn cors(origins: &[String]) -> Option<CorsLayer> {
                 HeaderName::from_static("x-request-id"),
                 HeaderName::from_static("location"),
                 HeaderName::from_static(idempotency::REPLAYED),
+                HeaderName::from_static(acp_http::CONNECTION_HEADER),
+                HeaderName::from_static(acp_http::SESSION_HEADER),
             ]),
     )
 }
@@ -304,6 +311,18 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/v1/agents/{agent}/inspect", get(inspect::inspect))
         .route("/v1/agents/{agent}/agui", post(agui::named))
         .route("/v1/agui", post(agui::default_agent))
+        .route(
+            "/v1/agents/{agent}/acp",
+            post(acp_http::post_named)
+                .get(acp_http::get_named)
+                .delete(acp_http::delete_named),
+        )
+        .route(
+            "/v1/acp",
+            post(acp_http::post_default)
+                .get(acp_http::get_default)
+                .delete(acp_http::delete_default),
+        )
         .route("/v1/agents/{agent}/runs", post(rest::start_stateless))
         .route(
             "/v1/agents/{agent}/threads/{key}/runs",
@@ -557,6 +576,7 @@ impl Server {
         let config_ip_limits = config.ip_limits;
         let config_connections = config.connections;
         let config_proxies = config.trusted_proxies.clone();
+        let config_acp_idle = config.acp_idle;
         let metering = metering::Metering::new(config.prices.clone(), config.budgets.clone());
         let hooks = Arc::new(webhooks::Webhooks::new(
             &store,
@@ -582,6 +602,7 @@ impl Server {
             retention: Arc::new(RetentionMetrics::default()),
             connections: Arc::new(ConnectionTable::new(&config_connections).exempting(config_proxies)),
             webhooks: hooks,
+            acp: Arc::new(acp_http::AcpConnections::new(config_acp_idle)),
         });
         let deliveries = state.webhooks.spawn(state.shutdown.clone());
         let retention = retention::spawn(
@@ -681,6 +702,7 @@ impl RunningServer {
         let grace = self.state.config.shutdown_grace;
         self.state.shutdown.cancel();
         self.state.standbys.release_all();
+        self.state.acp.end_all();
         let live = self.state.runs.live();
         for run in &live {
             run.stream.cancel();

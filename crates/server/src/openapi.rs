@@ -20,7 +20,7 @@ use super::listing::{RunList, RunSummary};
 use super::usage::{UsageList, UsageRowView, UsageTotalsView};
 use super::views::{ErrorBody, ErrorDetail};
 use super::webhooks::routes as webhooks;
-use super::{agui, console, inspect, rest, standby, threads};
+use super::{acp_http, agui, console, inspect, rest, standby, threads};
 
 mod errors;
 mod examples;
@@ -50,6 +50,12 @@ pub use names::OPERATIONS;
         console::page,
         agui::named,
         agui::default_agent,
+        acp_http::post_named,
+        acp_http::post_default,
+        acp_http::get_named,
+        acp_http::get_default,
+        acp_http::delete_named,
+        acp_http::delete_default,
         rest::start_stateless,
         rest::start_on_thread,
         threads::list,
@@ -103,6 +109,7 @@ pub use names::OPERATIONS;
         (name = "health", description = "Liveness, readiness and Prometheus metrics"),
         (name = "agents", description = "The configured agents"),
         (name = "agui", description = "The AG-UI protocol: RunAgentInput in, AG-UI events out over SSE"),
+        (name = "acp", description = "The Agent Client Protocol over Streamable HTTP: JSON-RPC messages POSTed, responses and session updates over SSE streams"),
         (name = "runs", description = "Runs: start, list, state, cancel, SSE events with replay, messages"),
         (name = "approvals", description = "Approval requests of a run and their answers"),
         (name = "threads", description = "Threads: create, list, status, fork, archive, history across runs"),

@@ -61,7 +61,7 @@ test("the ACP SDK client drives agent-adaptor acp end to end", async () => {
     const { session, fork } = await withAgent(store, async (ctx, seen) => {
       const init = await initialize(ctx);
       assert.equal(init.agentCapabilities.loadSession, true);
-      assert.deepEqual(init.agentCapabilities.sessionCapabilities, { list: {}, resume: {}, fork: {} });
+      assert.deepEqual(init.agentCapabilities.sessionCapabilities, { list: {}, resume: {}, fork: {}, close: {} });
 
       const { sessionId: session } = await ctx.request(acp.methods.agent.session.new, { cwd: dir, mcpServers: [] });
       const turn = await ctx.request(acp.methods.agent.session.prompt, {

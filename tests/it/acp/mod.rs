@@ -2,6 +2,7 @@
 //! initialize, new, prompt with streamed chunks, permission answered allow and reject, cancel,
 //! malformed frames, and `session/load` of a session in a new process (SQLite store).
 
+mod remote;
 mod sessions;
 
 use std::process::Stdio;
@@ -19,10 +20,16 @@ struct Client {
 
 impl Client {
     fn spawn(extra: &[&str]) -> Client {
+        Client::spawn_agent("reference", extra, &[])
+    }
+
+    /// `agent-adaptor acp --agent <agent> <extra>` with `env` added.
+    fn spawn_agent(agent: &str, extra: &[&str], env: &[(&str, &str)]) -> Client {
         let mut child = Command::new(env!("CARGO_BIN_EXE_agent-adaptor"))
             .arg("acp")
-            .args(["--agent", "reference"])
+            .args(["--agent", agent])
             .args(extra)
+            .envs(env.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())

@@ -61,12 +61,12 @@ fn user_texts(frames: &[Value]) -> Vec<String> {
 }
 
 #[tokio::test]
-async fn initialize_declares_list_resume_and_fork() {
+async fn initialize_declares_list_resume_fork_and_close() {
     let mut c = Client::spawn(&[]);
     let init = c.initialize().await;
     assert_eq!(
         init["agentCapabilities"]["sessionCapabilities"],
-        json!({"list": {}, "resume": {}, "fork": {}})
+        json!({"list": {}, "resume": {}, "fork": {}, "close": {}})
     );
 }
 
@@ -268,4 +268,90 @@ async fn an_unprompted_session_loads_and_resumes_in_a_new_process() {
     assert_eq!(result(&resumed), &json!({}));
     let reply = agent_text(&c.ask(&session, "first words").await);
     assert!(reply.contains("first words"), "{reply:?}");
+}
+
+#[tokio::test]
+async fn close_cancels_the_running_prompt_and_forgets_the_session_until_it_is_loaded() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = Client::spawn(&[]);
+    c.initialize().await;
+    let session = c.open(dir.path()).await;
+    c.ask(&session, "first turn").await;
+    c.send(json!({"jsonrpc": "2.0", "id": 10, "method": "session/prompt",
+        "params": prompt(&session, &format!("slow {}", "word ".repeat(60)))}))
+        .await;
+    loop {
+        let f = c.next().await;
+        if f["params"]["update"]["sessionUpdate"] == "agent_message_chunk" {
+            break;
+        }
+    }
+    c.send(json!({"jsonrpc": "2.0", "id": 11, "method": "session/close", "params": {"sessionId": session}}))
+        .await;
+    let mut answers = std::collections::BTreeMap::new();
+    while answers.len() < 2 {
+        let f = c.next().await;
+        if f.get("method").is_none() {
+            answers.insert(f["id"].as_u64().unwrap(), f);
+        }
+    }
+    assert_eq!(answers[&11]["result"], json!({}), "{:?}", answers[&11]);
+    assert_eq!(
+        answers[&10]["result"]["stopReason"], "cancelled",
+        "close cancels the turn"
+    );
+
+    // Closed: a prompt no longer finds it, nor does a second close.
+    let frames = c
+        .call(12, "session/prompt", prompt(&session, "still there?"))
+        .await;
+    assert_eq!(error_code(&frames), -32002);
+    let frames = c.call(13, "session/close", json!({"sessionId": session})).await;
+    assert_eq!(error_code(&frames), -32002);
+    // Its history stays: loading it reopens it, and it continues.
+    let loaded = c
+        .call(
+            14,
+            "session/load",
+            json!({"sessionId": session, "cwd": dir.path(), "mcpServers": []}),
+        )
+        .await;
+    assert!(
+        updates(&loaded, "user_message_chunk")
+            .iter()
+            .any(|u| u["content"]["text"] == "first turn")
+    );
+    c.ask(&session, "after the close").await;
+}
+
+#[tokio::test]
+async fn a_driver_that_cannot_fork_declares_no_fork_and_refuses_it() {
+    // The Cursor driver (over the fake Cursor CLI) keeps no forkable sessions.
+    let fake = env!("CARGO_BIN_EXE_fake-cursor-agent");
+    let mut c = Client::spawn_agent("cursor", &[], &[("AGENT_ADAPTOR_CURSOR_BIN", fake)]);
+    let init = c.initialize().await;
+    assert_eq!(
+        init["agentCapabilities"]["sessionCapabilities"],
+        json!({"list": {}, "resume": {}, "close": {}}),
+        "no fork capability"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let session = c.open(dir.path()).await;
+    let frames = c
+        .call(
+            5,
+            "session/fork",
+            json!({"sessionId": session, "cwd": dir.path()}),
+        )
+        .await;
+    assert_eq!(error_code(&frames), -32601, "{frames:?}");
+    assert!(
+        c.call(6, "session/list", json!({}))
+            .await
+            .last()
+            .unwrap()
+            .get("result")
+            .is_some(),
+        "the connection goes on"
+    );
 }

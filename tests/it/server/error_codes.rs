@@ -59,6 +59,9 @@ const STATUSES: &[(&str, u16)] = &[
     ("idempotency_in_progress", 409),
     ("idempotency_mismatch", 422),
     ("too_many_connections", 503),
+    ("acp_stream_conflict", 409),
+    ("acp_limit", 429),
+    ("not_acceptable", 406),
 ];
 
 #[test]

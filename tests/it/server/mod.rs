@@ -5,6 +5,7 @@
 //! declarations, recording off the live path (a stalled or dead store), the inspect route (also on the
 //! real Claude CLI), the Docker files, metering (`GET /v1/usage`) and budgets.
 
+mod acp_http;
 mod agui;
 mod approvals;
 mod budgets;
@@ -46,7 +47,7 @@ mod security;
 mod services;
 mod standby;
 mod standby_log;
-mod tenancy;
+pub(crate) mod tenancy;
 mod threads;
 mod usage;
 mod webhooks;

@@ -20,6 +20,12 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("get", "/v1/agents/{agent}/inspect"),
     ("post", "/v1/agents/{agent}/agui"),
     ("post", "/v1/agui"),
+    ("post", "/v1/agents/{agent}/acp"),
+    ("get", "/v1/agents/{agent}/acp"),
+    ("delete", "/v1/agents/{agent}/acp"),
+    ("post", "/v1/acp"),
+    ("get", "/v1/acp"),
+    ("delete", "/v1/acp"),
     ("post", "/v1/agents/{agent}/runs"),
     ("post", "/v1/agents/{agent}/threads/{key}/runs"),
     ("get", "/v1/agents/{agent}/threads/{key}/runs"),
@@ -114,6 +120,8 @@ fn openapi_document_is_3_1_and_documents_every_route() {
         ("post", "/v1/agents/{agent}/agui"),
         ("post", "/v1/agui"),
         ("get", "/v1/agents/{agent}/threads/{key}/standby/events"),
+        ("get", "/v1/agents/{agent}/acp"),
+        ("get", "/v1/acp"),
     ] {
         assert!(
             doc["paths"][p][m]["responses"]["200"]["content"]["text/event-stream"].is_object(),

@@ -53,6 +53,9 @@ fn webhook() -> Value {
 fn bad_webhook() -> Value {
     json!({"url": "ftp://127.0.0.1/hook", "events": ["run.finished"]})
 }
+fn acp_initialize() -> Value {
+    json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1}})
+}
 fn empty() -> Value {
     json!({})
 }
@@ -366,6 +369,51 @@ fn cases(run: &str) -> Vec<Case> {
             Body::None,
             422,
             "invalid_request",
+        ));
+    }
+    // ACP over HTTP: a body that is not JSON (or not declared so), an unknown agent, a stream asked for
+    // without accepting SSE, a DELETE naming no connection.
+    out.push(case(
+        "post",
+        "/v1/agents/{agent}/acp",
+        "/v1/agents/reference/acp".into(),
+        Body::Raw("text/plain", b"{}"),
+        415,
+        "unsupported_media_type",
+    ));
+    out.push(case(
+        "post",
+        "/v1/agents/{agent}/acp",
+        "/v1/agents/nobody/acp".into(),
+        Body::Json(acp_initialize),
+        404,
+        "not_found",
+    ));
+    out.push(case(
+        "post",
+        "/v1/acp",
+        "/v1/acp".into(),
+        Body::Raw("application/json", b"{nope"),
+        400,
+        "invalid_json",
+    ));
+    for template in ["/v1/agents/{agent}/acp", "/v1/acp"] {
+        let path = template.replace("{agent}", "reference");
+        out.push(case(
+            "get",
+            template,
+            path.clone(),
+            Body::None,
+            406,
+            "not_acceptable",
+        ));
+        out.push(case(
+            "delete",
+            template,
+            path,
+            Body::None,
+            400,
+            "malformed_request",
         ));
     }
     // Webhooks: a refused subscription, unknown webhooks and deliveries, a bad page size.

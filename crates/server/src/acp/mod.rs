@@ -28,7 +28,7 @@ use tokio::sync::mpsc;
 use tokio_util::codec::{FramedRead, LinesCodec, LinesCodecError};
 
 use crate::driver::Policy;
-use crate::runtime::{Agent, DEFAULT_TENANT};
+use crate::runtime::Agent;
 use rpc::{Incoming, METHOD_NOT_FOUND, PARSE_ERROR, Peer, RpcError};
 use session::Sessions;
 use wire::{
@@ -41,10 +41,45 @@ use wire::{
 pub const MAX_FRAME: usize = 16 * 1024 * 1024;
 
 /// How the edge serves.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct Config {
     /// The approval policy of every prompt (timeouts and fallbacks included).
     pub policy: Policy,
+    /// The tenant the sessions, their threads and their history belong to (`None`: the default
+    /// tenant, as for a local editor).
+    pub tenant: Option<String>,
+    /// The client is remote (the service's `/v1/acp`): its `cwd` is recorded (and listed) but is
+    /// not the run's workspace (the agent's configured one is), and it may not start commands on
+    /// this machine (stdio MCP servers are refused).
+    pub remote: bool,
+    /// A remote client may add HTTP and SSE MCP servers to its sessions (the agent's
+    /// `allow_request.mcp`). Ignored for a local client, which may add any.
+    pub remote_mcp: bool,
+    /// Admission of each prompt (the service's run limits); `None` admits every prompt.
+    pub gate: Option<Arc<dyn Gate>>,
+    /// Leave the agent open when the input closes (the service shares its agents between
+    /// connections); by default the edge owns the agent and closes it.
+    pub keep_agent: bool,
+}
+
+impl std::fmt::Debug for Config {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Config")
+            .field("policy", &self.policy)
+            .field("tenant", &self.tenant)
+            .field("remote", &self.remote)
+            .field("remote_mcp", &self.remote_mcp)
+            .field("gate", &self.gate.is_some())
+            .field("keep_agent", &self.keep_agent)
+            .finish()
+    }
+}
+
+/// Admission of one prompt: a guard held until the prompt's run ends, or the JSON-RPC error the
+/// prompt is answered with (a full replica, a tenant at its run limit, a draining service).
+pub trait Gate: Send + Sync {
+    /// Admits one prompt of `tenant`.
+    fn admit(&self, tenant: &str) -> Result<Box<dyn std::any::Any + Send>, RpcError>;
 }
 
 fn parse<T: DeserializeOwned>(params: Value) -> Result<T, RpcError> {
@@ -68,12 +103,8 @@ where
         Ok::<(), std::io::Error>(())
     });
     let peer = Arc::new(Peer::new(tx));
-    let sessions = Arc::new(Sessions::new(
-        agent.clone(),
-        config.policy,
-        DEFAULT_TENANT,
-        peer.clone(),
-    ));
+    let keep_agent = config.keep_agent;
+    let sessions = Arc::new(Sessions::new(agent.clone(), config, peer.clone()));
     let mut lines = FramedRead::new(input, LinesCodec::new_with_max_length(MAX_FRAME));
     let mut tasks = tokio::task::JoinSet::new();
     while let Some(line) = lines.next().await {
@@ -117,7 +148,7 @@ where
         while tasks.join_next().await.is_some() {}
     })
     .await;
-    if let Err(e) = agent.close(Duration::from_secs(10)).await {
+    if !keep_agent && let Err(e) = agent.close(Duration::from_secs(10)).await {
         tracing::warn!(error = %e, "acp: agent close");
     }
     drop(sessions);
@@ -207,6 +238,11 @@ fn dispatch(
                 }
             }
         }
+        "session/close" => answer(
+            parse::<CancelParams>(params)
+                .and_then(|p| sessions.close(&p.session_id))
+                .map(|()| serde_json::json!({})),
+        ),
         "session/list" => {
             let params = if params.is_null() {
                 serde_json::json!({})
@@ -245,7 +281,7 @@ fn dispatch(
 }
 
 /// The `initialize` answer: version 1, `loadSession` (implemented over the store's log), the
-/// session methods `list` and `resume` (and `fork` when the agent's driver forks), text and
+/// session methods `list`, `resume` and `close` (and `fork` when the agent's driver forks), text and
 /// embedded text resources in prompts, and the MCP transports the agent's driver declares.
 pub fn initialize(agent: &Agent, _requested: u16) -> InitializeResponse {
     let mcp = &agent.descriptor().mcp;
@@ -266,7 +302,7 @@ pub fn initialize(agent: &Agent, _requested: u16) -> InitializeResponse {
                 list: Some(serde_json::json!({})),
                 resume: Some(serde_json::json!({})),
                 fork: agent.descriptor().sessions.fork.then(|| serde_json::json!({})),
-                close: None,
+                close: Some(serde_json::json!({})),
             },
         },
         auth_methods: Vec::new(),

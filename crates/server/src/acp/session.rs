@@ -20,8 +20,11 @@ use super::wire::{
     ContentBlock, ListSessionsParams, ListSessionsResponse, McpServerSpec, PromptResponse, RemoteKind,
     SessionNotification, SessionUpdate, StopReason, TurnUsage,
 };
-use crate::driver::{Policy, Usage};
-use crate::runtime::{Agent, CallOptions, FailureReason, Payload, RunOutcome, Stream, Thread};
+use super::{Config, Gate};
+use crate::driver::{Identity, Policy, Usage};
+use crate::runtime::{
+    Agent, CallOptions, DEFAULT_TENANT, FailureReason, Payload, RunOutcome, Stream, Thread,
+};
 use crate::store::Query;
 use crate::vocab::{McpServer, McpTransport};
 
@@ -30,6 +33,11 @@ pub struct Sessions {
     agent: Agent,
     policy: Policy,
     tenant: String,
+    /// The caller identity of every prompt (set when the tenant is not the default one).
+    identity: Option<Identity>,
+    remote: bool,
+    remote_mcp: bool,
+    gate: Option<Arc<dyn Gate>>,
     peer: Arc<Peer>,
     open: Mutex<HashMap<String, Arc<Session>>>,
 }
@@ -49,12 +57,25 @@ struct Active {
 }
 
 impl Sessions {
-    /// The sessions of a connection to `agent`, deciding approvals per `policy`, under `tenant`.
-    pub fn new(agent: Agent, policy: Policy, tenant: &str, peer: Arc<Peer>) -> Self {
+    /// The sessions of a connection to `agent`, deciding approvals per the config's policy, under
+    /// its tenant (the default tenant when none).
+    pub fn new(agent: Agent, config: Config, peer: Arc<Peer>) -> Self {
+        let tenant = config
+            .tenant
+            .filter(|t| !t.is_empty())
+            .unwrap_or_else(|| DEFAULT_TENANT.to_owned());
+        let identity = (tenant != DEFAULT_TENANT).then(|| Identity {
+            tenant: tenant.clone(),
+            ..Default::default()
+        });
         Sessions {
             agent,
-            policy,
-            tenant: tenant.to_owned(),
+            policy: config.policy,
+            tenant,
+            identity,
+            remote: config.remote,
+            remote_mcp: config.remote_mcp,
+            gate: config.gate,
             peer,
             open: Mutex::new(HashMap::new()),
         }
@@ -94,7 +115,7 @@ impl Sessions {
     /// session loads and resumes in another process before its first prompt (a client such as acpx
     /// creates a session in one process and prompts it from the next).
     pub async fn create(&self, cwd: &str, mcp: &[McpServerSpec]) -> Result<String, RpcError> {
-        let setup = setup(cwd, mcp)?;
+        let setup = self.setup(cwd, mcp)?;
         let id = new_id();
         let run_id = format!("acp-new-{}", uuid::Uuid::now_v7());
         history::RunLog::new(
@@ -114,7 +135,7 @@ impl Sessions {
     /// session open for prompts (its thread continues from the stored checkpoint).
     pub async fn load(&self, id: &str, cwd: &str, mcp: &[McpServerSpec]) -> Result<(), RpcError> {
         check_id(id)?;
-        let setup = setup(cwd, mcp)?;
+        let setup = self.setup(cwd, mcp)?;
         let updates = history::replay(self.agent.store().as_ref(), &self.tenant, self.agent.name(), id)
             .await
             .map_err(history_error)?;
@@ -139,7 +160,7 @@ impl Sessions {
     /// replaying its history; prompts continue its thread.
     pub async fn resume(&self, id: &str, cwd: &str, mcp: &[McpServerSpec]) -> Result<(), RpcError> {
         check_id(id)?;
-        let setup = setup(cwd, mcp)?;
+        let setup = self.setup(cwd, mcp)?;
         self.require_known(id).await?;
         self.refuse_busy(id)?;
         self.insert(id, setup, None);
@@ -151,7 +172,7 @@ impl Sessions {
     /// history starts as a copy of the parent's. The parent is not changed.
     pub async fn fork(&self, parent: &str, cwd: &str, mcp: &[McpServerSpec]) -> Result<String, RpcError> {
         check_id(parent)?;
-        let setup = setup(cwd, mcp)?;
+        let setup = self.setup(cwd, mcp)?;
         self.require_known(parent).await?;
         let store = self.agent.store().clone();
         let checkpointed = store
@@ -241,10 +262,19 @@ impl Sessions {
                     "a prompt is already running in this session",
                 ));
             }
+            let admitted = match &self.gate {
+                Some(gate) => Some(gate.admit(&self.tenant)?),
+                None => None,
+            };
             let mut opts = CallOptions::new()
                 .policy(self.policy.clone())
-                .approvals_as_events()
-                .workspace(session.cwd.clone());
+                .approvals_as_events();
+            if !self.remote {
+                opts = opts.workspace(session.cwd.clone());
+            }
+            if let Some(identity) = &self.identity {
+                opts = opts.identity(identity.clone());
+            }
             if !session.mcp.is_empty() {
                 opts = opts.mcp(session.mcp.clone());
             }
@@ -253,10 +283,15 @@ impl Sessions {
                 stream: stream.clone(),
                 cancelled: false,
             });
-            stream
+            (stream, admitted)
         };
         let sessions = self.clone();
-        Ok(async move { sessions.drive(session, stream, text).await })
+        Ok(async move {
+            let (stream, admitted) = stream;
+            let outcome = sessions.drive(session, stream, text).await;
+            drop(admitted);
+            outcome
+        })
     }
 
     async fn drive(&self, session: Arc<Session>, stream: Stream, text: String) -> Result<Value, RpcError> {
@@ -320,6 +355,23 @@ impl Sessions {
         }
     }
 
+    /// `session/close`: cancels the session's running prompt (its turn ends `cancelled`) and forgets
+    /// the session in this connection; its thread and history stay in the store (it can be loaded or
+    /// resumed again). A session not open here is not found.
+    pub fn close(&self, session_id: &str) -> Result<(), RpcError> {
+        let session = self
+            .open
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(session_id)
+            .ok_or_else(|| not_found(session_id))?;
+        if let Some(active) = session.active.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
+            active.cancelled = true;
+            active.stream.cancel();
+        }
+        Ok(())
+    }
+
     /// Cancels every running prompt (the client went away).
     pub fn cancel_all(&self) {
         let open: Vec<_> = self
@@ -358,13 +410,33 @@ fn history_error(e: crate::store::StoreError) -> RpcError {
     RpcError::new(INTERNAL_ERROR, format!("cannot read the session's history: {e}"))
 }
 
-/// A session's working directory (absolute) and MCP servers, checked.
-fn setup(cwd: &str, mcp: &[McpServerSpec]) -> Result<(PathBuf, Vec<McpServer>), RpcError> {
-    let cwd = PathBuf::from(cwd);
-    if !cwd.is_absolute() {
-        return Err(RpcError::invalid_params("cwd must be an absolute path"));
+impl Sessions {
+    /// A session's working directory (absolute) and MCP servers, checked. A remote client adds no
+    /// stdio server (it would run a command on this machine) and remote ones only when allowed.
+    fn setup(&self, cwd: &str, mcp: &[McpServerSpec]) -> Result<(PathBuf, Vec<McpServer>), RpcError> {
+        let cwd = PathBuf::from(cwd);
+        if !cwd.is_absolute() {
+            return Err(RpcError::invalid_params("cwd must be an absolute path"));
+        }
+        if self.remote {
+            for (i, spec) in mcp.iter().enumerate() {
+                let refusal = match spec {
+                    McpServerSpec::Stdio { .. } => Some(
+                        "a remote client may add HTTP or SSE MCP servers only (stdio runs a command on the server)",
+                    ),
+                    McpServerSpec::Remote { .. } if !self.remote_mcp => {
+                        Some("this agent takes no MCP servers from clients (allow_request.mcp)")
+                    }
+                    McpServerSpec::Remote { .. } => None,
+                };
+                if let Some(why) = refusal {
+                    return Err(RpcError::invalid_params(why)
+                        .with_data(json!({ "field": format!("mcpServers[{i}]") })));
+                }
+            }
+        }
+        Ok((cwd, mcp_servers(mcp)?))
     }
-    Ok((cwd, mcp_servers(mcp)?))
 }
 
 impl Session {

@@ -75,6 +75,50 @@ pub const OPERATIONS: &[(&str, &str, &str, &str, &str)] = &[
     ),
     (
         "post",
+        "/v1/agents/{agent}/acp",
+        "acp_post",
+        "Send an ACP message",
+        "ACP over Streamable HTTP: the initialize request opens a connection (its answer carries Acp-Connection-Id); \
+      later messages name it and are answered 202, their responses coming on the session's or the connection's stream.",
+    ),
+    (
+        "post",
+        "/v1/acp",
+        "acp_post_default",
+        "Send an ACP message to the default agent",
+        "As acp_post, for the first configured agent.",
+    ),
+    (
+        "get",
+        "/v1/agents/{agent}/acp",
+        "acp_stream",
+        "Follow an ACP stream",
+        "The connection's stream, or with Acp-Session-Id a session's: JSON-RPC messages over SSE, each with an id; \
+      Last-Event-ID resumes with nothing missed while the stream still holds it.",
+    ),
+    (
+        "get",
+        "/v1/acp",
+        "acp_stream_default",
+        "Follow an ACP stream of the default agent",
+        "As acp_stream, for the first configured agent.",
+    ),
+    (
+        "delete",
+        "/v1/agents/{agent}/acp",
+        "acp_close",
+        "End an ACP connection",
+        "Ends the connection named by Acp-Connection-Id: its running prompts are cancelled and its streams end.",
+    ),
+    (
+        "delete",
+        "/v1/acp",
+        "acp_close_default",
+        "End an ACP connection of the default agent",
+        "As acp_close, for the first configured agent.",
+    ),
+    (
+        "post",
         "/v1/agents/{agent}/runs",
         "runs_start",
         "Start a stateless run",
