@@ -48,6 +48,8 @@ echo "== running the API fuzz tier, short (schemathesis, dev mode + SQLite; full
 scripts/api-fuzz.sh --ci || status=$?
 echo "== running acplint against agent-adaptor acp (scripts/acplint.sh: known failures in tests/acplint)" >&2
 scripts/acplint.sh || status=$?
+echo "== running the Python client's tests (scripts/test-python-client.sh)" >&2
+scripts/test-python-client.sh || status=$?
 echo "== running the Node/browser tier (AG-UI and ACP clients, web demo in chromium)" >&2
 scripts/test-web.sh
 exit "$status"

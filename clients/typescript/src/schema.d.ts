@@ -1079,6 +1079,13 @@ export interface components {
              */
             skills?: Record<string, never> | null;
         };
+        /**
+         * @description The headers sent to a remote MCP server, by name (one named schema, so client generators make one
+         *     type for both transports).
+         */
+        McpHeaders: {
+            [key: string]: string;
+        };
         /** @description The answer to `POST /v1/runs/{run_id}/messages` and `POST …/standby/messages`. */
         MessageAccepted: {
             /** @description The message id. */
@@ -1123,9 +1130,7 @@ export interface components {
             /** @description Name of an environment variable of the service holding a bearer token. */
             bearer_token_env?: string | null;
             /** @description Headers. */
-            headers?: {
-                [key: string]: string;
-            };
+            headers?: components["schemas"]["McpHeaders"];
             /** @enum {string} */
             type: "http";
             /** @description URL. */
@@ -1134,9 +1139,7 @@ export interface components {
             /** @description Name of an environment variable of the service holding a bearer token. */
             bearer_token_env?: string | null;
             /** @description Headers. */
-            headers?: {
-                [key: string]: string;
-            };
+            headers?: components["schemas"]["McpHeaders"];
             /** @enum {string} */
             type: "sse";
             /** @description URL. */

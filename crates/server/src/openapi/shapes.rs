@@ -35,7 +35,7 @@ pub enum RequestMcpTransport {
         url: String,
         /// Headers.
         #[serde(default)]
-        headers: BTreeMap<String, String>,
+        headers: McpHeaders,
         /// Name of an environment variable of the service holding a bearer token.
         #[serde(default)]
         bearer_token_env: Option<String>,
@@ -47,12 +47,17 @@ pub enum RequestMcpTransport {
         url: String,
         /// Headers.
         #[serde(default)]
-        headers: BTreeMap<String, String>,
+        headers: McpHeaders,
         /// Name of an environment variable of the service holding a bearer token.
         #[serde(default)]
         bearer_token_env: Option<String>,
     },
 }
+
+/// The headers sent to a remote MCP server, by name (one named schema, so client generators make one
+/// type for both transports).
+#[derive(Deserialize, ToSchema, Default)]
+pub struct McpHeaders(BTreeMap<String, String>);
 
 /// When a supplemental message is delivered: `soon` (default, at the next point the driver can take
 /// it), `interrupt` (stop the current turn for it) or `after_turn`.

@@ -1,0 +1,210 @@
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.approval_list import ApprovalList
+from ...models.error_body import ErrorBody
+from ...types import UNSET, Response, Unset
+
+
+def _get_kwargs(
+    run_id: str,
+    *,
+    pending: bool | Unset = UNSET,
+) -> dict[str, Any]:
+
+    params: dict[str, Any] = {}
+
+    params["pending"] = pending
+
+    params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/v1/runs/{run_id}/approvals".format(
+            run_id=quote(str(run_id), safe=""),
+        ),
+        "params": params,
+    }
+
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> ApprovalList | ErrorBody | None:
+    if response.status_code == 200:
+        response_200 = ApprovalList.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 400:
+        response_400 = ErrorBody.from_dict(response.json())
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = ErrorBody.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 404:
+        response_404 = ErrorBody.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 422:
+        response_422 = ErrorBody.from_dict(response.json())
+
+        return response_422
+
+    if response.status_code == 429:
+        response_429 = ErrorBody.from_dict(response.json())
+
+        return response_429
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[ApprovalList | ErrorBody]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    run_id: str,
+    *,
+    client: AuthenticatedClient,
+    pending: bool | Unset = UNSET,
+) -> Response[ApprovalList | ErrorBody]:
+    """List a run's approvals
+
+     Every approval request of the run with its state; ?pending=true for the open ones only.
+
+    Args:
+        run_id (str):
+        pending (bool | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[ApprovalList | ErrorBody]
+    """
+
+    kwargs = _get_kwargs(
+        run_id=run_id,
+        pending=pending,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    run_id: str,
+    *,
+    client: AuthenticatedClient,
+    pending: bool | Unset = UNSET,
+) -> ApprovalList | ErrorBody | None:
+    """List a run's approvals
+
+     Every approval request of the run with its state; ?pending=true for the open ones only.
+
+    Args:
+        run_id (str):
+        pending (bool | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        ApprovalList | ErrorBody
+    """
+
+    return sync_detailed(
+        run_id=run_id,
+        client=client,
+        pending=pending,
+    ).parsed
+
+
+async def asyncio_detailed(
+    run_id: str,
+    *,
+    client: AuthenticatedClient,
+    pending: bool | Unset = UNSET,
+) -> Response[ApprovalList | ErrorBody]:
+    """List a run's approvals
+
+     Every approval request of the run with its state; ?pending=true for the open ones only.
+
+    Args:
+        run_id (str):
+        pending (bool | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[ApprovalList | ErrorBody]
+    """
+
+    kwargs = _get_kwargs(
+        run_id=run_id,
+        pending=pending,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    run_id: str,
+    *,
+    client: AuthenticatedClient,
+    pending: bool | Unset = UNSET,
+) -> ApprovalList | ErrorBody | None:
+    """List a run's approvals
+
+     Every approval request of the run with its state; ?pending=true for the open ones only.
+
+    Args:
+        run_id (str):
+        pending (bool | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        ApprovalList | ErrorBody
+    """
+
+    return (
+        await asyncio_detailed(
+            run_id=run_id,
+            client=client,
+            pending=pending,
+        )
+    ).parsed

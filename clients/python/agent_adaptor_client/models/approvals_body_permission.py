@@ -1,0 +1,11 @@
+from enum import StrEnum
+
+
+class ApprovalsBodyPermission(StrEnum):
+    ASK = "ask"
+    AUTO_APPROVE = "auto_approve"
+    AUTO_DENY = "auto_deny"
+    INHERIT = "inherit"
+
+    def __str__(self) -> str:
+        return str(self.value)
