@@ -3226,6 +3226,10 @@ export interface operations {
             query?: {
                 /** @description Only runs in this state: queued, running, parked, succeeded, failed, cancelled or interrupted */
                 state?: string;
+                /** @description Only runs created at or after this time (RFC 3339) */
+                since?: string;
+                /** @description Only runs created before this time (RFC 3339; later than `since`) */
+                until?: string;
                 /** @description Page size, 1 to 500 (default 50) */
                 limit?: number;
                 /** @description The `next_cursor` of the previous page (of the same query) */
@@ -3251,7 +3255,7 @@ export interface operations {
                     "application/json": components["schemas"]["RunList"];
                 };
             };
-            /** @description invalid_query: an unknown parameter or state; invalid_path: a path segment is malformed (e.g. not UTF-8); invalid_query: the query string is malformed or has an unknown parameter (`field` names it) */
+            /** @description invalid_query: an unknown parameter or state, or a time that is not RFC 3339; invalid_path: a path segment is malformed (e.g. not UTF-8); invalid_query: the query string is malformed or has an unknown parameter (`field` names it) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3280,7 +3284,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description invalid_request: `limit` out of range, or a `cursor` of another query */
+            /** @description invalid_request: `limit` out of range, `until` not later than `since`, or a `cursor` of another query */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4136,6 +4140,10 @@ export interface operations {
             query?: {
                 /** @description Only runs in this state: queued, running, parked, succeeded, failed, cancelled or interrupted */
                 state?: string;
+                /** @description Only runs created at or after this time (RFC 3339) */
+                since?: string;
+                /** @description Only runs created before this time (RFC 3339; later than `since`) */
+                until?: string;
                 /** @description Only runs of this agent */
                 agent?: string;
                 /** @description Page size, 1 to 500 (default 50) */
@@ -4158,7 +4166,7 @@ export interface operations {
                     "application/json": components["schemas"]["RunList"];
                 };
             };
-            /** @description invalid_query: an unknown parameter or state; invalid_query: the query string is malformed or has an unknown parameter (`field` names it) */
+            /** @description invalid_query: an unknown parameter or state, or a time that is not RFC 3339; invalid_query: the query string is malformed or has an unknown parameter (`field` names it) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4178,7 +4186,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description invalid_request: `limit` out of range, or a `cursor` of another query */
+            /** @description invalid_request: `limit` out of range, `until` not later than `since`, or a `cursor` of another query */
             422: {
                 headers: {
                     [name: string]: unknown;

@@ -1,5 +1,5 @@
 //! Run listing: `GET /v1/runs` and `GET /v1/agents/{agent}/threads/{key}/runs`, newest first, filtered by
-//! state (and agent), cursor-paged. A tenant's key lists its own runs; an operator tenant's key
+//! state (and agent) and a creation-time window (`since`, `until`), cursor-paged. A tenant's key lists its own runs; an operator tenant's key
 //! (`admin = true`) lists every tenant's. The cursor is opaque hex naming the last run of a page and a
 //! fingerprint of the query and the caller's scope, so a cursor handed to another query or tenant is 422.
 
@@ -31,6 +31,10 @@ pub const DEFAULT_RUN_PAGE: u32 = 50;
 pub struct RunsParams {
     /// Only runs in this state.
     pub state: Option<RunState>,
+    /// Only runs created at or after this time (RFC 3339).
+    pub since: Option<DateTime<Utc>>,
+    /// Only runs created before this time (RFC 3339).
+    pub until: Option<DateTime<Utc>>,
     /// Only runs of this agent.
     pub agent: Option<String>,
     /// Page size, 1 to 500 (default 50).
@@ -45,6 +49,10 @@ pub struct RunsParams {
 pub struct ThreadRunsParams {
     /// Only runs in this state.
     pub state: Option<RunState>,
+    /// Only runs created at or after this time (RFC 3339).
+    pub since: Option<DateTime<Utc>>,
+    /// Only runs created before this time (RFC 3339).
+    pub until: Option<DateTime<Utc>>,
     /// Page size, 1 to 500 (default 50).
     pub limit: Option<u32>,
     /// The `next_cursor` of the previous page.
@@ -93,14 +101,20 @@ struct Scope {
     agent: Option<String>,
     thread_key: Option<String>,
     state: Option<RunState>,
+    since: Option<DateTime<Utc>>,
+    until: Option<DateTime<Utc>>,
 }
 
 impl Scope {
     /// A fingerprint of the scope: a cursor carries it and is refused under any other.
     fn fingerprint(&self) -> String {
         let state = self.state.map(RunState::as_str);
-        let text =
-            serde_json::to_vec(&(&self.tenant, &self.agent, &self.thread_key, state)).unwrap_or_default();
+        let window = (
+            self.since.map(|t| t.timestamp_micros()),
+            self.until.map(|t| t.timestamp_micros()),
+        );
+        let text = serde_json::to_vec(&(&self.tenant, &self.agent, &self.thread_key, state, window))
+            .unwrap_or_default();
         hex::encode(&Sha256::digest(&text)[..8])
     }
 }
@@ -157,12 +171,19 @@ async fn page(
     after: Option<&str>,
 ) -> Result<RunList, ApiError> {
     let limit = super::ranges::in_range("limit", limit.unwrap_or(DEFAULT_RUN_PAGE), 1, MAX_RUN_PAGE)?;
+    if let (Some(since), Some(until)) = (scope.since, scope.until)
+        && since >= until
+    {
+        return Err(ApiError::invalid("until", "until must be later than since"));
+    }
     let before = after.map(|c| parse_cursor(&scope, c)).transpose()?;
     let search = RunSearch {
         tenant: scope.tenant.clone(),
         agent: scope.agent.clone(),
         thread_key: scope.thread_key.clone(),
         state: scope.state,
+        since: scope.since,
+        until: scope.until,
         before,
         limit,
     };
@@ -187,7 +208,7 @@ fn tenant_scope(state: &AppState, tenant: &Tenant) -> Option<String> {
 }
 
 /// `GET /v1/runs`: the caller's runs, newest first.
-#[utoipa::path(get, path = "/v1/runs", tag = "runs", params(("state" = Option<String>, Query, description = "Only runs in this state: queued, running, parked, succeeded, failed, cancelled or interrupted"), ("agent" = Option<String>, Query, description = "Only runs of this agent"), ("limit" = Option<u32>, Query, minimum = 1, maximum = 500, description = "Page size, 1 to 500 (default 50)"), ("cursor" = Option<String>, Query, description = "The `next_cursor` of the previous page (of the same query)")), responses((status = 200, description = "A page of runs, newest first", body = RunList), (status = 400, description = "invalid_query: an unknown parameter or state", body = crate::views::ErrorBody), (status = 422, description = "invalid_request: `limit` out of range, or a `cursor` of another query", body = crate::views::ErrorBody)))]
+#[utoipa::path(get, path = "/v1/runs", tag = "runs", params(("state" = Option<String>, Query, description = "Only runs in this state: queued, running, parked, succeeded, failed, cancelled or interrupted"), ("since" = Option<String>, Query, format = DateTime, description = "Only runs created at or after this time (RFC 3339)"), ("until" = Option<String>, Query, format = DateTime, description = "Only runs created before this time (RFC 3339; later than `since`)"), ("agent" = Option<String>, Query, description = "Only runs of this agent"), ("limit" = Option<u32>, Query, minimum = 1, maximum = 500, description = "Page size, 1 to 500 (default 50)"), ("cursor" = Option<String>, Query, description = "The `next_cursor` of the previous page (of the same query)")), responses((status = 200, description = "A page of runs, newest first", body = RunList), (status = 400, description = "invalid_query: an unknown parameter or state, or a time that is not RFC 3339", body = crate::views::ErrorBody), (status = 422, description = "invalid_request: `limit` out of range, `until` not later than `since`, or a `cursor` of another query", body = crate::views::ErrorBody)))]
 pub async fn list(
     State(state): State<Arc<AppState>>,
     tenant: Tenant,
@@ -198,12 +219,14 @@ pub async fn list(
         agent: q.agent,
         thread_key: None,
         state: q.state,
+        since: q.since,
+        until: q.until,
     };
     Ok(Json(page(&state, scope, q.limit, q.cursor.as_deref()).await?))
 }
 
 /// `GET /v1/agents/{agent}/threads/{key}/runs`: the runs of one thread, newest first.
-#[utoipa::path(get, path = "/v1/agents/{agent}/threads/{key}/runs", tag = "runs", params(("agent" = String, Path, description = "The agent name"), ("key" = String, Path, description = "The thread key"), ("state" = Option<String>, Query, description = "Only runs in this state: queued, running, parked, succeeded, failed, cancelled or interrupted"), ("limit" = Option<u32>, Query, minimum = 1, maximum = 500, description = "Page size, 1 to 500 (default 50)"), ("cursor" = Option<String>, Query, description = "The `next_cursor` of the previous page (of the same query)")), responses((status = 200, description = "A page of the thread's runs, newest first", body = RunList), (status = 400, description = "invalid_query: an unknown parameter or state", body = crate::views::ErrorBody), (status = 404, description = "Unknown agent", body = crate::views::ErrorBody), (status = 422, description = "invalid_request: `limit` out of range, or a `cursor` of another query", body = crate::views::ErrorBody)))]
+#[utoipa::path(get, path = "/v1/agents/{agent}/threads/{key}/runs", tag = "runs", params(("agent" = String, Path, description = "The agent name"), ("key" = String, Path, description = "The thread key"), ("state" = Option<String>, Query, description = "Only runs in this state: queued, running, parked, succeeded, failed, cancelled or interrupted"), ("since" = Option<String>, Query, format = DateTime, description = "Only runs created at or after this time (RFC 3339)"), ("until" = Option<String>, Query, format = DateTime, description = "Only runs created before this time (RFC 3339; later than `since`)"), ("limit" = Option<u32>, Query, minimum = 1, maximum = 500, description = "Page size, 1 to 500 (default 50)"), ("cursor" = Option<String>, Query, description = "The `next_cursor` of the previous page (of the same query)")), responses((status = 200, description = "A page of the thread's runs, newest first", body = RunList), (status = 400, description = "invalid_query: an unknown parameter or state, or a time that is not RFC 3339", body = crate::views::ErrorBody), (status = 404, description = "Unknown agent", body = crate::views::ErrorBody), (status = 422, description = "invalid_request: `limit` out of range, `until` not later than `since`, or a `cursor` of another query", body = crate::views::ErrorBody)))]
 pub async fn list_thread(
     State(state): State<Arc<AppState>>,
     tenant: Tenant,
@@ -216,6 +239,8 @@ pub async fn list_thread(
         agent: Some(agent),
         thread_key: Some(key),
         state: q.state,
+        since: q.since,
+        until: q.until,
     };
     Ok(Json(page(&state, scope, q.limit, q.cursor.as_deref()).await?))
 }
@@ -230,6 +255,8 @@ mod tests {
             agent: None,
             thread_key: None,
             state: Some(RunState::Succeeded),
+            since: None,
+            until: None,
         }
     }
 

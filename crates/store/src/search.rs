@@ -1,4 +1,5 @@
-//! Run listing: [`RunSearch`] filters a store's runs by tenant, agent, thread key and state, newest first
+//! Run listing: [`RunSearch`] filters a store's runs by tenant, agent, thread key, state and creation
+//! time, newest first
 //! (by `created_at`, then run id, both descending), paged by a keyset position ([`RunPosition`]) rather
 //! than an offset, so a page is stable while new runs arrive.
 
@@ -27,6 +28,10 @@ pub struct RunSearch {
     pub thread_key: Option<String>,
     /// Only runs in this state.
     pub state: Option<RunState>,
+    /// Only runs created at or after this time.
+    pub since: Option<DateTime<Utc>>,
+    /// Only runs created before this time.
+    pub until: Option<DateTime<Utc>>,
     /// Only runs older than this position (the previous page's last run).
     pub before: Option<RunPosition>,
     /// At most this many runs (clamped to [`MAX_PAGE`](super::MAX_PAGE)).
@@ -43,6 +48,8 @@ impl RunSearch {
                 .as_ref()
                 .is_none_or(|k| run.thread_key.as_ref() == Some(k))
             && self.state.is_none_or(|s| s == run.state)
+            && self.since.is_none_or(|t| run.created_at >= t)
+            && self.until.is_none_or(|t| run.created_at < t)
             && self
                 .before
                 .as_ref()

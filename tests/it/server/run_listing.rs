@@ -1,5 +1,5 @@
 //! Run listing through the real router: `GET /v1/runs` and `GET /v1/agents/{agent}/threads/{key}/runs`,
-//! newest first, filtered by state and agent, cursor-paged (a cursor of another query or tenant is 422),
+//! newest first, filtered by state, agent and a creation-time window, cursor-paged (a cursor of another query or tenant is 422),
 //! on the memory store, SQLite and Postgres; tenant-scoped in the three identity shapes (dev mode, a
 //! tenant key, an operator key).
 
@@ -61,6 +61,33 @@ async fn walk(base: &str) {
     assert_eq!(ids(&ok_on_thread), [run_id(&last)], "{ok_on_thread}");
     let other_thread = get_json(base, "/v1/agents/reference/threads/t-2/runs").await;
     assert_eq!(ids(&other_thread), Vec::<String>::new(), "{other_thread}");
+
+    // A creation-time window: `since` inclusive, `until` exclusive (times as the listing gives them).
+    let at = |i: usize| all["runs"][i]["created_at"].as_str().unwrap().to_owned();
+    let (first_at, failed_at, last_at) = (at(2), at(1), at(0));
+    let since = get_json(base, &format!("/v1/runs?since={failed_at}")).await;
+    assert_eq!(ids(&since), newest_first[..2], "{since}");
+    let until = get_json(base, &format!("/v1/runs?until={failed_at}")).await;
+    assert_eq!(ids(&until), [run_id(&first)], "{until}");
+    let window = get_json(base, &format!("/v1/runs?since={first_at}&until={last_at}")).await;
+    assert_eq!(ids(&window), newest_first[1..], "{window}");
+    let on_thread_since = get_json(base, &format!("{path}?since={last_at}")).await;
+    assert_eq!(ids(&on_thread_since), [run_id(&last)], "{on_thread_since}");
+    let windowed = get_json(base, &format!("/v1/runs?since={first_at}&limit=1")).await;
+    let windowed_cursor = windowed["next_cursor"].as_str().expect("a next page").to_owned();
+    let (status, code, _) =
+        error_code(get(base, &format!("/v1/runs?limit=1&cursor={windowed_cursor}")).await).await;
+    assert_eq!(
+        (status, code.as_str()),
+        (422, "invalid_request"),
+        "a window's cursor outside the window"
+    );
+    let (status, code, body) =
+        error_code(get(base, &format!("/v1/runs?since={last_at}&until={first_at}")).await).await;
+    assert_eq!((status, code.as_str()), (422, "invalid_request"), "{body}");
+    assert_eq!(body["error"]["field"], "until", "{body}");
+    let (status, code, _) = error_code(get(base, "/v1/runs?since=yesterday").await).await;
+    assert_eq!((status, code.as_str()), (400, "invalid_query"));
 
     // Paging: one run a page, in order, then an empty page without a cursor.
     let mut paged = Vec::new();

@@ -122,6 +122,7 @@ pub(super) async fn search_runs(pool: &PgPool, q: &crate::RunSearch) -> StoreRes
         " FROM runs WHERE ($1::text IS NULL OR tenant = $1) AND ($2::text IS NULL OR agent = $2) \
          AND ($3::text IS NULL OR thread_key = $3) AND ($4::text IS NULL OR state = $4) \
          AND ($5::timestamptz IS NULL OR (created_at, run_id) < ($5, $6::text COLLATE \"C\")) \
+         AND ($8::timestamptz IS NULL OR created_at >= $8) AND ($9::timestamptz IS NULL OR created_at < $9) \
          ORDER BY created_at DESC, run_id DESC LIMIT $7"
     ))
     .bind(q.tenant.as_deref())
@@ -131,6 +132,8 @@ pub(super) async fn search_runs(pool: &PgPool, q: &crate::RunSearch) -> StoreRes
     .bind(before.map(|p| p.created_at))
     .bind(before.map(|p| p.run_id.as_str()))
     .bind(rules::limit(q.limit))
+    .bind(q.since)
+    .bind(q.until)
     .fetch_all(pool)
     .await
     .map_err(map)?;

@@ -126,6 +126,7 @@ pub(super) async fn search_runs(pool: &SqlitePool, q: &crate::RunSearch) -> Stor
         " FROM runs WHERE ($1 IS NULL OR tenant = $1) AND ($2 IS NULL OR agent = $2) \
          AND ($3 IS NULL OR thread_key = $3) AND ($4 IS NULL OR state = $4) \
          AND ($5 IS NULL OR (created_at, run_id) < ($5, $6)) \
+         AND ($8 IS NULL OR created_at >= $8) AND ($9 IS NULL OR created_at < $9) \
          ORDER BY created_at DESC, run_id DESC LIMIT $7"
     ))
     .bind(q.tenant.as_deref())
@@ -135,6 +136,8 @@ pub(super) async fn search_runs(pool: &SqlitePool, q: &crate::RunSearch) -> Stor
     .bind(before.map(|p| to_micros(p.created_at)))
     .bind(before.map(|p| p.run_id.as_str()))
     .bind(rules::limit(q.limit))
+    .bind(q.since.map(to_micros))
+    .bind(q.until.map(to_micros))
     .fetch_all(pool)
     .await
     .map_err(map)?;

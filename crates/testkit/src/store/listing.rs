@@ -1,4 +1,5 @@
-//! Store story clause STORE-23: run listing — runs filtered by tenant, agent, thread key and state,
+//! Store story clause STORE-23: run listing — runs filtered by tenant, agent, thread key, state and a
+//! creation-time window (`since` inclusive, `until` exclusive),
 //! newest first by `(created_at, run_id)`, paged by a keyset position with no gap and no duplicate, every
 //! tenant only when the search names none.
 
@@ -78,6 +79,42 @@ pub(super) async fn listing(kit: &Kit) {
     ensure(C, ids(&alpha_ok) == want(&["r6", "r5", "r1"]), || {
         format!("agent alpha, succeeded, got {:?}", ids(&alpha_ok))
     });
+
+    // A creation-time window: from r3's time (inclusive) to r6's (exclusive), then paged within it.
+    let q = RunSearch {
+        since: Some(base + TimeDelta::seconds(3)),
+        until: Some(base + TimeDelta::seconds(5)),
+        ..search(Some(&t1))
+    };
+    let window = ok(C, "search a time window", store.search_runs(&q).await);
+    ensure(C, ids(&window) == want(&["r4", "r3"]), || {
+        format!(
+            "since r3 inclusive, until r5/r6 exclusive, got {:?}",
+            ids(&window)
+        )
+    });
+    let q = RunSearch {
+        since: Some(base + TimeDelta::seconds(5)),
+        limit: 1,
+        ..search(Some(&t1))
+    };
+    let first = ok(C, "search a window page", store.search_runs(&q).await);
+    let q = RunSearch {
+        before: first.last().map(RunSearch::position_of),
+        ..q
+    };
+    let second = ok(C, "search the next window page", store.search_runs(&q).await);
+    ensure(
+        C,
+        ids(&first) == want(&["r7"]) && ids(&second) == want(&["r6"]),
+        || {
+            format!(
+                "since r5 paged by one, got {:?} then {:?}",
+                ids(&first),
+                ids(&second)
+            )
+        },
+    );
 
     // Paging by position, two at a time: every run once, in order, however the ties fall.
     let mut paged = Vec::new();

@@ -1,3 +1,4 @@
+import datetime
 from http import HTTPStatus
 from typing import Any
 
@@ -13,6 +14,8 @@ from ...types import UNSET, Response, Unset
 def _get_kwargs(
     *,
     state: str | Unset = UNSET,
+    since: datetime.datetime | Unset = UNSET,
+    until: datetime.datetime | Unset = UNSET,
     agent: str | Unset = UNSET,
     limit: int | Unset = UNSET,
     cursor: str | Unset = UNSET,
@@ -21,6 +24,16 @@ def _get_kwargs(
     params: dict[str, Any] = {}
 
     params["state"] = state
+
+    json_since: str | Unset = UNSET
+    if not isinstance(since, Unset):
+        json_since = since.isoformat()
+    params["since"] = json_since
+
+    json_until: str | Unset = UNSET
+    if not isinstance(until, Unset):
+        json_until = until.isoformat()
+    params["until"] = json_until
 
     params["agent"] = agent
 
@@ -88,6 +101,8 @@ def sync_detailed(
     *,
     client: AuthenticatedClient,
     state: str | Unset = UNSET,
+    since: datetime.datetime | Unset = UNSET,
+    until: datetime.datetime | Unset = UNSET,
     agent: str | Unset = UNSET,
     limit: int | Unset = UNSET,
     cursor: str | Unset = UNSET,
@@ -99,6 +114,8 @@ def sync_detailed(
 
     Args:
         state (str | Unset):
+        since (datetime.datetime | Unset):
+        until (datetime.datetime | Unset):
         agent (str | Unset):
         limit (int | Unset):
         cursor (str | Unset):
@@ -113,6 +130,8 @@ def sync_detailed(
 
     kwargs = _get_kwargs(
         state=state,
+        since=since,
+        until=until,
         agent=agent,
         limit=limit,
         cursor=cursor,
@@ -129,6 +148,8 @@ def sync(
     *,
     client: AuthenticatedClient,
     state: str | Unset = UNSET,
+    since: datetime.datetime | Unset = UNSET,
+    until: datetime.datetime | Unset = UNSET,
     agent: str | Unset = UNSET,
     limit: int | Unset = UNSET,
     cursor: str | Unset = UNSET,
@@ -140,6 +161,8 @@ def sync(
 
     Args:
         state (str | Unset):
+        since (datetime.datetime | Unset):
+        until (datetime.datetime | Unset):
         agent (str | Unset):
         limit (int | Unset):
         cursor (str | Unset):
@@ -155,6 +178,8 @@ def sync(
     return sync_detailed(
         client=client,
         state=state,
+        since=since,
+        until=until,
         agent=agent,
         limit=limit,
         cursor=cursor,
@@ -165,6 +190,8 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient,
     state: str | Unset = UNSET,
+    since: datetime.datetime | Unset = UNSET,
+    until: datetime.datetime | Unset = UNSET,
     agent: str | Unset = UNSET,
     limit: int | Unset = UNSET,
     cursor: str | Unset = UNSET,
@@ -176,6 +203,8 @@ async def asyncio_detailed(
 
     Args:
         state (str | Unset):
+        since (datetime.datetime | Unset):
+        until (datetime.datetime | Unset):
         agent (str | Unset):
         limit (int | Unset):
         cursor (str | Unset):
@@ -190,6 +219,8 @@ async def asyncio_detailed(
 
     kwargs = _get_kwargs(
         state=state,
+        since=since,
+        until=until,
         agent=agent,
         limit=limit,
         cursor=cursor,
@@ -204,6 +235,8 @@ async def asyncio(
     *,
     client: AuthenticatedClient,
     state: str | Unset = UNSET,
+    since: datetime.datetime | Unset = UNSET,
+    until: datetime.datetime | Unset = UNSET,
     agent: str | Unset = UNSET,
     limit: int | Unset = UNSET,
     cursor: str | Unset = UNSET,
@@ -215,6 +248,8 @@ async def asyncio(
 
     Args:
         state (str | Unset):
+        since (datetime.datetime | Unset):
+        until (datetime.datetime | Unset):
         agent (str | Unset):
         limit (int | Unset):
         cursor (str | Unset):
@@ -231,6 +266,8 @@ async def asyncio(
         await asyncio_detailed(
             client=client,
             state=state,
+            since=since,
+            until=until,
             agent=agent,
             limit=limit,
             cursor=cursor,

@@ -1,3 +1,4 @@
+import datetime
 from http import HTTPStatus
 from typing import Any
 from urllib.parse import quote
@@ -16,6 +17,8 @@ def _get_kwargs(
     key: str,
     *,
     state: str | Unset = UNSET,
+    since: datetime.datetime | Unset = UNSET,
+    until: datetime.datetime | Unset = UNSET,
     limit: int | Unset = UNSET,
     cursor: str | Unset = UNSET,
 ) -> dict[str, Any]:
@@ -23,6 +26,16 @@ def _get_kwargs(
     params: dict[str, Any] = {}
 
     params["state"] = state
+
+    json_since: str | Unset = UNSET
+    if not isinstance(since, Unset):
+        json_since = since.isoformat()
+    params["since"] = json_since
+
+    json_until: str | Unset = UNSET
+    if not isinstance(until, Unset):
+        json_until = until.isoformat()
+    params["until"] = json_until
 
     params["limit"] = limit
 
@@ -98,6 +111,8 @@ def sync_detailed(
     *,
     client: AuthenticatedClient,
     state: str | Unset = UNSET,
+    since: datetime.datetime | Unset = UNSET,
+    until: datetime.datetime | Unset = UNSET,
     limit: int | Unset = UNSET,
     cursor: str | Unset = UNSET,
 ) -> Response[ErrorBody | RunList]:
@@ -109,6 +124,8 @@ def sync_detailed(
         agent (str):
         key (str):
         state (str | Unset):
+        since (datetime.datetime | Unset):
+        until (datetime.datetime | Unset):
         limit (int | Unset):
         cursor (str | Unset):
 
@@ -124,6 +141,8 @@ def sync_detailed(
         agent=agent,
         key=key,
         state=state,
+        since=since,
+        until=until,
         limit=limit,
         cursor=cursor,
     )
@@ -141,6 +160,8 @@ def sync(
     *,
     client: AuthenticatedClient,
     state: str | Unset = UNSET,
+    since: datetime.datetime | Unset = UNSET,
+    until: datetime.datetime | Unset = UNSET,
     limit: int | Unset = UNSET,
     cursor: str | Unset = UNSET,
 ) -> ErrorBody | RunList | None:
@@ -152,6 +173,8 @@ def sync(
         agent (str):
         key (str):
         state (str | Unset):
+        since (datetime.datetime | Unset):
+        until (datetime.datetime | Unset):
         limit (int | Unset):
         cursor (str | Unset):
 
@@ -168,6 +191,8 @@ def sync(
         key=key,
         client=client,
         state=state,
+        since=since,
+        until=until,
         limit=limit,
         cursor=cursor,
     ).parsed
@@ -179,6 +204,8 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient,
     state: str | Unset = UNSET,
+    since: datetime.datetime | Unset = UNSET,
+    until: datetime.datetime | Unset = UNSET,
     limit: int | Unset = UNSET,
     cursor: str | Unset = UNSET,
 ) -> Response[ErrorBody | RunList]:
@@ -190,6 +217,8 @@ async def asyncio_detailed(
         agent (str):
         key (str):
         state (str | Unset):
+        since (datetime.datetime | Unset):
+        until (datetime.datetime | Unset):
         limit (int | Unset):
         cursor (str | Unset):
 
@@ -205,6 +234,8 @@ async def asyncio_detailed(
         agent=agent,
         key=key,
         state=state,
+        since=since,
+        until=until,
         limit=limit,
         cursor=cursor,
     )
@@ -220,6 +251,8 @@ async def asyncio(
     *,
     client: AuthenticatedClient,
     state: str | Unset = UNSET,
+    since: datetime.datetime | Unset = UNSET,
+    until: datetime.datetime | Unset = UNSET,
     limit: int | Unset = UNSET,
     cursor: str | Unset = UNSET,
 ) -> ErrorBody | RunList | None:
@@ -231,6 +264,8 @@ async def asyncio(
         agent (str):
         key (str):
         state (str | Unset):
+        since (datetime.datetime | Unset):
+        until (datetime.datetime | Unset):
         limit (int | Unset):
         cursor (str | Unset):
 
@@ -248,6 +283,8 @@ async def asyncio(
             key=key,
             client=client,
             state=state,
+            since=since,
+            until=until,
             limit=limit,
             cursor=cursor,
         )
