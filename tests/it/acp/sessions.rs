@@ -355,3 +355,62 @@ async fn a_driver_that_cannot_fork_declares_no_fork_and_refuses_it() {
         "the connection goes on"
     );
 }
+
+#[tokio::test]
+async fn a_prompt_sent_during_a_turn_joins_it_as_a_supplemental_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = Client::spawn(&[]);
+    c.initialize().await;
+    let session = c.open(dir.path()).await;
+    c.send(json!({"jsonrpc": "2.0", "id": 20, "method": "session/prompt",
+        "params": prompt(&session, &format!("slow {}", "word ".repeat(40)))}))
+        .await;
+    loop {
+        let f = c.next().await;
+        if f["params"]["update"]["sessionUpdate"] == "agent_message_chunk" {
+            break;
+        }
+    }
+    c.send(json!({"jsonrpc": "2.0", "id": 21, "method": "session/prompt",
+        "params": prompt(&session, "also say bye")}))
+        .await;
+    let mut frames = Vec::new();
+    let mut answers = std::collections::BTreeMap::new();
+    while answers.len() < 2 {
+        let f = c.next().await;
+        if f.get("method").is_none() {
+            answers.insert(f["id"].as_u64().unwrap(), f.clone());
+        }
+        frames.push(f);
+    }
+    assert_eq!(
+        answers[&20]["result"]["stopReason"], "end_turn",
+        "{:?}",
+        answers[&20]
+    );
+    assert_eq!(
+        answers[&21]["result"]["stopReason"], "end_turn",
+        "the joined prompt ends with the turn: {:?}",
+        answers[&21]
+    );
+    // (end_turn for the joined prompt means the turn delivered its message: an undelivered one fails it)
+    assert!(
+        agent_text(&frames).contains("reply: slow word"),
+        "{}",
+        agent_text(&frames)
+    );
+
+    // The history shows the user's message (the memory store lives in this process: load here).
+    let loaded = c
+        .call(
+            22,
+            "session/load",
+            json!({"sessionId": session, "cwd": dir.path(), "mcpServers": []}),
+        )
+        .await;
+    let said: Vec<_> = updates(&loaded, "user_message_chunk")
+        .iter()
+        .map(|u| u["content"]["text"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert!(said.iter().any(|t| t == "also say bye"), "{said:?}");
+}

@@ -23,7 +23,8 @@ use super::wire::{
 use super::{Config, Gate};
 use crate::driver::{Identity, Policy, Usage};
 use crate::runtime::{
-    Agent, CallOptions, DEFAULT_TENANT, FailureReason, Payload, RunOutcome, Stream, Thread,
+    Agent, CallOptions, DEFAULT_TENANT, FailureReason, MessageOptions, MessageState, Payload, RunOutcome,
+    Stream, Thread,
 };
 use crate::store::Query;
 use crate::vocab::{McpServer, McpTransport};
@@ -54,6 +55,12 @@ pub struct Session {
 struct Active {
     stream: Stream,
     cancelled: bool,
+}
+
+/// What a prompt does: start the session's turn (holding its admission), or join the running one.
+enum Plan {
+    Start(Stream, Option<Box<dyn std::any::Any + Send>>),
+    Join(Stream),
 }
 
 impl Sessions {
@@ -254,44 +261,96 @@ impl Sessions {
     ) -> Result<impl Future<Output = Result<Value, RpcError>> + Send + use<>, RpcError> {
         let session = self.get(session_id)?;
         let text = prompt_text(prompt)?;
-        let stream = {
+        let plan = {
             let mut active = session.active.lock().unwrap_or_else(|p| p.into_inner());
-            if active.as_ref().is_some_and(|a| a.stream.try_result().is_none()) {
-                return Err(RpcError::new(
-                    INTERNAL_ERROR,
-                    "a prompt is already running in this session",
-                ));
+            if let Some(running) = active.as_ref().filter(|a| a.stream.try_result().is_none()) {
+                Plan::Join(running.stream.clone())
+            } else {
+                let admitted = match &self.gate {
+                    Some(gate) => Some(gate.admit(&self.tenant)?),
+                    None => None,
+                };
+                let mut opts = CallOptions::new()
+                    .policy(self.policy.clone())
+                    .approvals_as_events();
+                if !self.remote {
+                    opts = opts.workspace(session.cwd.clone());
+                }
+                if let Some(identity) = &self.identity {
+                    opts = opts.identity(identity.clone());
+                }
+                if !session.mcp.is_empty() {
+                    opts = opts.mcp(session.mcp.clone());
+                }
+                let stream = session.thread.send(&text, opts);
+                *active = Some(Active {
+                    stream: stream.clone(),
+                    cancelled: false,
+                });
+                Plan::Start(stream, admitted)
             }
-            let admitted = match &self.gate {
-                Some(gate) => Some(gate.admit(&self.tenant)?),
-                None => None,
-            };
-            let mut opts = CallOptions::new()
-                .policy(self.policy.clone())
-                .approvals_as_events();
-            if !self.remote {
-                opts = opts.workspace(session.cwd.clone());
-            }
-            if let Some(identity) = &self.identity {
-                opts = opts.identity(identity.clone());
-            }
-            if !session.mcp.is_empty() {
-                opts = opts.mcp(session.mcp.clone());
-            }
-            let stream = session.thread.send(&text, opts);
-            *active = Some(Active {
-                stream: stream.clone(),
-                cancelled: false,
-            });
-            (stream, admitted)
         };
         let sessions = self.clone();
         Ok(async move {
-            let (stream, admitted) = stream;
-            let outcome = sessions.drive(session, stream, text).await;
-            drop(admitted);
-            outcome
+            match plan {
+                Plan::Start(stream, admitted) => {
+                    let outcome = sessions.drive(session, stream, text).await;
+                    drop(admitted);
+                    outcome
+                }
+                Plan::Join(stream) => sessions.join(session, stream, text).await,
+            }
         })
+    }
+
+    /// A prompt sent while the session's turn runs joins it as a supplemental message (delivered
+    /// when the driver can take it, then recorded in the history as the user's message); it ends with
+    /// the turn's `stopReason`. A driver that takes no message now refuses it, and a message the turn
+    /// ended without delivering fails it (`-32603`, the reason in `data`).
+    async fn join(&self, session: Arc<Session>, stream: Stream, text: String) -> Result<Value, RpcError> {
+        let id = match stream.send(text.clone(), MessageOptions::new()).await {
+            Ok(id) => id,
+            Err(e) => {
+                return Err(RpcError::new(
+                    INTERNAL_ERROR,
+                    "a prompt is already running in this session and it takes no message now",
+                )
+                .with_data(json!({ "reason": e.to_string() })));
+            }
+        };
+        let outcome = stream.result().await;
+        if let Ok(result) = &outcome {
+            let delivered = result
+                .messages()
+                .iter()
+                .any(|m| m.id == id && m.state == MessageState::Delivered);
+            if !delivered {
+                return Err(RpcError::new(
+                    INTERNAL_ERROR,
+                    "the turn ended before the message was delivered; send it again as a prompt",
+                )
+                .with_data(json!({ "messageId": id })));
+            }
+        }
+        RunLog::new(
+            self.agent.store().clone(),
+            &self.tenant,
+            self.agent.name(),
+            &session.id,
+            &format!("acp-msg-{}", uuid::Uuid::now_v7()),
+        )
+        .append(&SessionUpdate::UserMessageChunk {
+            content: ContentBlock::text(text),
+        })
+        .await;
+        let cancelled = session
+            .active
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+            .is_some_and(|a| a.cancelled && a.stream.run_id() == stream.run_id());
+        let response = stop(&outcome, cancelled)?;
+        serde_json::to_value(response).map_err(|e| RpcError::new(INTERNAL_ERROR, e.to_string()))
     }
 
     async fn drive(&self, session: Arc<Session>, stream: Stream, text: String) -> Result<Value, RpcError> {
