@@ -47,7 +47,8 @@ struct Bridge {
     http: reqwest::Client,
     endpoint: String,
     auth: Option<HeaderValue>,
-    out: mpsc::UnboundedSender<String>,
+    /// Frames for stdout; `None` ends the output (the connection is over).
+    out: mpsc::UnboundedSender<Option<String>>,
     connection: Mutex<Option<String>>,
     streaming: Mutex<HashSet<String>>,
 }
@@ -75,7 +76,7 @@ impl Bridge {
     }
 
     fn emit(&self, line: String) {
-        let _ = self.out.send(line);
+        let _ = self.out.send(Some(line));
     }
 
     /// POSTs one frame; a refused request is answered on stdout with a JSON-RPC error.
@@ -134,7 +135,19 @@ impl Bridge {
                 .get(CONNECTION)
                 .and_then(|v| v.to_str().ok())
                 .map(str::to_owned);
-            let body = resp.text().await.unwrap_or_default();
+            let body = match resp.text().await {
+                Ok(body) => body,
+                Err(e) => {
+                    if let Some(id) = id {
+                        self.emit(error_line(
+                            &id,
+                            "the initialize answer was cut off",
+                            json!({"error": e.to_string()}),
+                        ));
+                    }
+                    return;
+                }
+            };
             if let Some(conn) = conn {
                 *self.connection.lock().unwrap_or_else(|p| p.into_inner()) = Some(conn);
                 self.follow(None).await;
@@ -196,7 +209,7 @@ impl Bridge {
                 .remove(&key);
             if session.is_none() {
                 // The connection's own stream ended for good: the connection is over.
-                let _ = this.out.send(String::new());
+                let _ = this.out.send(None);
             }
         });
     }
@@ -281,7 +294,7 @@ where
     let http = reqwest::Client::builder()
         .build()
         .map_err(|e| BridgeError::Setting(e.to_string()))?;
-    let (out, mut lines_out) = mpsc::unbounded_channel::<String>();
+    let (out, mut lines_out) = mpsc::unbounded_channel::<Option<String>>();
     let bridge = Arc::new(Bridge {
         http,
         endpoint: format!("{base}/v1/agents/{}/acp", remote.agent),
@@ -291,11 +304,8 @@ where
         streaming: Mutex::new(HashSet::new()),
     });
     let writer = tokio::spawn(async move {
-        // An empty line is the end of the connection's stream: stop writing.
-        while let Some(line) = lines_out.recv().await {
-            if line.is_empty() {
-                break;
-            }
+        // `None` is the end of the connection's stream: stop writing.
+        while let Some(Some(line)) = lines_out.recv().await {
             output.write_all(line.as_bytes()).await?;
             output.write_all(b"\n").await?;
             output.flush().await?;
@@ -332,14 +342,21 @@ where
         .unwrap_or_else(|p| p.into_inner())
         .is_some();
     if has_connection {
-        let _ = bridge
+        let ended = bridge
             .http
             .delete(&bridge.endpoint)
             .headers(bridge.headers(None))
             .send()
             .await;
+        match ended {
+            Ok(r) if r.status().is_success() || r.status() == reqwest::StatusCode::NOT_FOUND => {}
+            Ok(r) => tracing::warn!(status = %r.status(), "acp --url: ending the connection was refused"),
+            Err(e) => {
+                tracing::warn!(error = %e, "acp --url: ending the connection failed; the service ends it when idle")
+            }
+        }
     }
-    bridge.emit(String::new());
+    let _ = bridge.out.send(None);
     match writer.await {
         Ok(r) => r.map_err(BridgeError::Output),
         Err(e) => Err(BridgeError::Output(std::io::Error::other(e))),
